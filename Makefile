@@ -1,0 +1,60 @@
+# rxtune: the two commands (make run, make test) and their building blocks.
+# Works as root on a fresh Debian 12 machine: missing Debian packages are installed first.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
+	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
+	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libfmt-dev libsystemd-dev \
+	libexpected-dev iproute2 ethtool python3
+
+BUILD      ?= build
+BUILD_ASAN ?= build-asan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 15
+
+.PHONY: all deps build build-asan build-fuzz run test test-unit test-integration test-asan fuzz clean
+
+all: build
+
+deps:
+	@missing=""; \
+	for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "make deps: installing$$missing"; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
+	fi
+
+$(BUILD)/build.ninja: | deps
+	meson setup $(BUILD)
+
+$(BUILD_ASAN)/build.ninja: | deps
+	meson setup $(BUILD_ASAN) -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
+
+$(BUILD_FUZZ)/build.ninja: | deps
+	CC=clang CXX=clang++ meson setup $(BUILD_FUZZ) -Dfuzz=true -Dbuildtype=debug \
+	  -Db_sanitize=address,undefined -Db_lundef=false
+
+build: deps $(BUILD)/build.ninja
+	meson compile -C $(BUILD)
+
+build-asan: deps $(BUILD_ASAN)/build.ninja
+	meson compile -C $(BUILD_ASAN)
+
+build-fuzz: deps $(BUILD_FUZZ)/build.ninja
+	meson compile -C $(BUILD_FUZZ) cpuset_fuzz interrupts_fuzz
+
+# Read-only on this host: shows what rxtune sees.
+run: build
+	./$(BUILD)/agent/rxtune detect
+
+test: build build-asan build-fuzz
+	BUILD=$(BUILD) BUILD_ASAN=$(BUILD_ASAN) BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+	  tests/run_all.sh
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)

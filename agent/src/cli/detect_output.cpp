@@ -1,0 +1,184 @@
+#include "cli/detect_output.hpp"
+
+#include <iomanip>
+#include <sstream>
+
+namespace rxtune {
+
+using json = nlohmann::ordered_json;
+
+namespace {
+
+json cpuMap(const std::map<unsigned, CpuSet>& m) {
+    json j = json::object();
+    for (const auto& [k, v] : m) j[std::to_string(k)] = v.toList();
+    return j;
+}
+
+std::string orDash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string nowMax(std::uint32_t now, std::uint32_t max) { return std::to_string(now) + "/" + std::to_string(max); }
+
+}  // namespace
+
+json toJson(const Topology& h) {
+    json j;
+    j["cpus"] = {{"online", h.online.toList()},
+                 {"possible", h.possible.toList()},
+                 {"isolated", h.isolated.toList()},
+                 {"nohz_full", h.nohzFull.toList()}};
+    j["smt_siblings"] = cpuMap(h.smtSiblings);
+    j["numa_nodes"] = cpuMap(h.numaNodes);
+    j["cgroup"] = {{"version", h.cgroupVersion},
+                   {"path", h.cgroupPath},
+                   {"effective_cpus", h.cgroupCpus.toList()},
+                   {"source", h.cgroupCpusSource}};
+    json gov = json::object();
+    for (const auto& [cpu, g] : h.governors) gov[std::to_string(cpu)] = g;
+    j["cpufreq"] = {{"available", h.cpufreq}, {"governors", gov}, {"available_governors", h.availableGovernors}};
+    j["initial_netns"] = h.initialNetns;
+    json sys = json::array();
+    for (const auto& s : h.sysctls) {
+        json e = {{"key", s.key}, {"host_global", s.hostGlobal}, {"present", s.present}};
+        e["value"] = s.present ? json(s.value) : json(nullptr);
+        sys.push_back(std::move(e));
+    }
+    j["sysctls"] = std::move(sys);
+    return j;
+}
+
+json toJson(const Nic& n) {
+    json j;
+    j["name"] = n.name;
+    j["ifindex"] = n.ifindex;
+    j["kind"] = n.kind;
+    j["operstate"] = n.operstate;
+    j["mtu"] = n.mtu;
+    j["speed_mbps"] = n.speedMbps ? json(*n.speedMbps) : json(nullptr);
+    j["driver"] = {{"available", n.driver.available},
+                   {"name", n.driver.driver},
+                   {"version", n.driver.version},
+                   {"firmware", n.driver.firmware},
+                   {"bus_info", n.driver.busInfo}};
+    json ch = {{"supported", n.channels.supported}, {"source", n.channels.source}};
+    if (n.channels.supported) {
+        ch["rx"] = n.channels.rx;
+        ch["tx"] = n.channels.tx;
+        ch["other"] = n.channels.other;
+        ch["combined"] = n.channels.combined;
+        ch["max_rx"] = n.channels.maxRx;
+        ch["max_tx"] = n.channels.maxTx;
+        ch["max_other"] = n.channels.maxOther;
+        ch["max_combined"] = n.channels.maxCombined;
+    } else {
+        ch["error"] = n.channels.error;
+    }
+    ch["can_raise"] = n.channels.canRaise();
+    j["channels"] = std::move(ch);
+    j["queues"] = {{"rx", n.rx.size()},
+                   {"tx", n.tx.size()},
+                   {"rtnl_num_rx", n.numRxQueues},
+                   {"rtnl_num_tx", n.numTxQueues}};
+    json rx = json::array();
+    for (const auto& q : n.rx)
+        rx.push_back({{"index", q.index}, {"rps_cpus", q.rpsCpus.toList()}, {"rps_flow_cnt", q.rpsFlowCnt}});
+    json tx = json::array();
+    for (const auto& q : n.tx) {
+        json e = {{"index", q.index}};
+        e["xps_cpus"] = q.xpsCpus ? json(q.xpsCpus->toList()) : json(nullptr);
+        if (!q.xpsError.empty()) e["xps_error"] = q.xpsError;
+        tx.push_back(std::move(e));
+    }
+    j["rx_queues"] = std::move(rx);
+    j["tx_queues"] = std::move(tx);
+    json irqs = json::array();
+    for (const auto& i : n.irqs) {
+        json e = {{"irq", i.number}, {"name", i.name}, {"role", i.role}, {"affinity", i.affinity.toList()}};
+        e["effective_affinity"] = i.effective ? json(i.effective->toList()) : json(nullptr);
+        e["count"] = i.total;
+        irqs.push_back(std::move(e));
+    }
+    j["irqs"] = std::move(irqs);
+    j["numa_node"] = n.numaNode;
+    j["verdict"] = toString(n.verdict);
+    return j;
+}
+
+json toJson(const HostSnapshot& s) {
+    json j;
+    j["host"] = toJson(s.host);
+    json ifs = json::array();
+    for (const auto& n : s.nics) ifs.push_back(toJson(n));
+    j["interfaces"] = std::move(ifs);
+    return j;
+}
+
+void printTable(const HostSnapshot& s, std::ostream& out) {
+    const auto& h = s.host;
+    out << "Host\n";
+    out << "  CPUs online " << h.online.toList() << " (possible " << h.possible.toList() << ")"
+        << ", isolated " << orDash(h.isolated.toList()) << ", nohz_full " << orDash(h.nohzFull.toList()) << "\n";
+    out << "  NUMA";
+    for (const auto& [node, cpus] : h.numaNodes) out << "  node" << node << ": " << cpus.toList();
+    out << "\n";
+    bool smt = false;
+    for (const auto& [cpu, sib] : h.smtSiblings) smt = smt || sib.count() > 1;
+    out << "  SMT " << (smt ? "on" : "off") << "\n";
+    out << "  cgroup " << h.cgroupVersion << " " << orDash(h.cgroupPath) << ", effective cpuset "
+        << h.cgroupCpus.toList() << " (" << h.cgroupCpusSource << ")\n";
+    if (h.cpufreq) {
+        std::map<std::string, CpuSet> byGov;
+        for (const auto& [cpu, g] : h.governors) byGov[g].add(cpu);
+        out << "  governor";
+        for (const auto& [g, cpus] : byGov) out << " " << g << " on " << cpus.toList();
+        out << "\n";
+    } else {
+        out << "  governor: cpufreq absent (no governor to set)\n";
+    }
+    out << "  network namespace: " << (h.initialNetns ? "initial" : "non-initial (host-global sysctls absent)")
+        << "\n";
+    out << "  sysctls\n";
+    for (const auto& v : h.sysctls)
+        out << "    " << std::left << std::setw(32) << v.key << " " << std::setw(24)
+            << (v.present ? v.value : std::string("(absent)")) << (v.hostGlobal ? " host-global" : " per-netns")
+            << "\n";
+
+    out << "\nInterfaces\n";
+    out << "  " << std::left << std::setw(16) << "NAME" << std::setw(10) << "KIND" << std::setw(8) << "STATE"
+        << std::setw(13) << "DRIVER" << std::setw(9) << "RX q" << std::setw(9) << "TX q" << std::setw(14)
+        << "CHANNELS" << std::setw(6) << "NUMA" << "VERDICT\n";
+    for (const auto& n : s.nics) {
+        std::string channels = "n/a";
+        if (n.channels.supported) {
+            channels = n.channels.combined || n.channels.maxCombined
+                           ? "comb " + nowMax(n.channels.combined, n.channels.maxCombined)
+                           : "rx " + nowMax(n.channels.rx, n.channels.maxRx);
+        }
+        out << "  " << std::left << std::setw(16) << n.name << std::setw(10) << n.kind << std::setw(8)
+            << n.operstate << std::setw(13) << orDash(n.driver.driver) << std::setw(9)
+            << nowMax(static_cast<std::uint32_t>(n.rx.size()), n.numRxQueues) << std::setw(9)
+            << nowMax(static_cast<std::uint32_t>(n.tx.size()), n.numTxQueues) << std::setw(14) << channels
+            << std::setw(6) << (n.numaNode < 0 ? std::string("-") : std::to_string(n.numaNode))
+            << toString(n.verdict) << "\n";
+    }
+    for (const auto& n : s.nics) {
+        out << "\n  " << n.name << ": mtu " << n.mtu;
+        if (n.speedMbps) out << ", " << *n.speedMbps << " Mb/s";
+        if (!n.driver.busInfo.empty()) out << ", bus " << n.driver.busInfo;
+        if (!n.channels.supported) out << ", channels: " << orDash(n.channels.error);
+        else if (n.channels.canRaise()) out << ", channels can be raised (ethtool -L)";
+        out << "\n";
+        for (const auto& q : n.rx)
+            out << "    rx-" << q.index << " rps_cpus " << orDash(q.rpsCpus.toList()) << " rps_flow_cnt "
+                << q.rpsFlowCnt << "\n";
+        for (const auto& q : n.tx)
+            out << "    tx-" << q.index << " xps_cpus "
+                << (q.xpsCpus ? orDash(q.xpsCpus->toList()) : "(" + q.xpsError + ")") << "\n";
+        for (const auto& i : n.irqs)
+            out << "    irq " << i.number << " " << orDash(i.name) << " [" << i.role << "] affinity "
+                << i.affinity.toList() << (i.effective ? " effective " + i.effective->toList() : "") << ", "
+                << i.total << " interrupts\n";
+    }
+}
+
+}  // namespace rxtune

@@ -1,0 +1,37 @@
+#include "core/nic.hpp"
+
+#include <cctype>
+
+namespace rxtune {
+
+const char* toString(Verdict v) {
+    switch (v) {
+        case Verdict::kSingleQueue: return "single-queue";
+        case Verdict::kMultiQueue: return "multi-queue";
+        case Verdict::kVirtual: return "virtual";
+    }
+    return "unknown";
+}
+
+std::string irqRole(const std::string& name) {
+    std::string n;
+    for (char c : name) n += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
+    if (has("txrx") || has("comp") || has("-combined") || has("-fp-") || has("queue")) return "rxtx";
+    if (has("-input") || has("-rx") || has("rx-")) return "rx";
+    if (has("-output") || has("-tx") || has("tx-")) return "tx";
+    return "other";
+}
+
+Verdict classify(const Nic& nic) {
+    if (nic.kind != "physical") return Verdict::kVirtual;
+    std::uint32_t rxNow = static_cast<std::uint32_t>(nic.rx.size());
+    if (nic.channels.supported) {
+        std::uint32_t rxMax = nic.channels.maxRx + nic.channels.maxCombined;
+        if (rxNow > 1 || rxMax > 1) return Verdict::kMultiQueue;
+        return Verdict::kSingleQueue;
+    }
+    return rxNow > 1 ? Verdict::kMultiQueue : Verdict::kSingleQueue;
+}
+
+}  // namespace rxtune

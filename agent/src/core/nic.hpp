@@ -1,0 +1,77 @@
+// Value types describing one network interface as detect sees it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cpuset.hpp"
+
+namespace rxtune {
+
+struct Channels {
+    bool supported = false;  // the driver answers channel queries at all
+    std::string source;      // "ethtool-netlink" or "ioctl"
+    std::string error;       // why not supported ("Operation not supported")
+    std::uint32_t rx = 0, tx = 0, other = 0, combined = 0;
+    std::uint32_t maxRx = 0, maxTx = 0, maxOther = 0, maxCombined = 0;
+
+    // More RX channels than now could be had with ethtool -L.
+    bool canRaise() const { return supported && (rx < maxRx || combined < maxCombined); }
+};
+
+struct DriverInfo {
+    bool available = false;
+    std::string driver, version, firmware, busInfo;
+    std::string error;
+};
+
+struct RxQueue {
+    unsigned index = 0;
+    CpuSet rpsCpus;
+    std::uint32_t rpsFlowCnt = 0;
+};
+
+struct TxQueue {
+    unsigned index = 0;
+    std::optional<CpuSet> xpsCpus;  // absent when the kernel refuses to show it
+    std::string xpsError;
+};
+
+struct Irq {
+    unsigned number = 0;
+    std::string name;  // action name from /proc/interrupts ("virtio0-input.0")
+    std::string role;  // "rx", "tx", "rxtx" or "other", guessed from the name drivers give
+    CpuSet affinity;   // smp_affinity_list
+    std::optional<CpuSet> effective;  // effective_affinity_list where the kernel has it
+    std::uint64_t total = 0;          // sum over CPUs from /proc/interrupts
+};
+
+// Drivers name queue IRQs "<x>-input.N", "<x>-rx-N", "<x>-TxRx-N", "mlx5_comp..."; guess the role.
+std::string irqRole(const std::string& name);
+
+enum class Verdict { kSingleQueue, kMultiQueue, kVirtual };
+const char* toString(Verdict v);
+
+struct Nic {
+    std::string name;
+    int ifindex = 0;
+    std::string kind;       // physical, loopback, veth, tap, tun, bridge, or the rtnetlink kind
+    std::string operstate;  // "up", "down", "unknown" ...
+    std::uint32_t mtu = 0;
+    std::optional<std::int64_t> speedMbps;
+    std::uint32_t numRxQueues = 0, numTxQueues = 0;  // rtnetlink IFLA_NUM_{RX,TX}_QUEUES
+    DriverInfo driver;
+    Channels channels;
+    std::vector<RxQueue> rx;  // sysfs queues/rx-*, the queues the kernel uses now
+    std::vector<TxQueue> tx;
+    std::vector<Irq> irqs;
+    int numaNode = -1;  // -1: no NUMA affinity
+    Verdict verdict = Verdict::kVirtual;
+};
+
+// single-queue: one RX queue and no way to get more; multi-queue: more now or raisable; virtual: no hardware.
+Verdict classify(const Nic& nic);
+
+}  // namespace rxtune

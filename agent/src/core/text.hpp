@@ -1,0 +1,27 @@
+// Small text helpers for kernel files: trimming, splitting, integer parsing.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rxtune {
+
+std::string trimmed(std::string_view s);
+std::vector<std::string> splitLines(std::string_view s);        // non-empty lines
+std::vector<std::string> splitFields(std::string_view s);       // on any whitespace
+std::vector<std::string> splitOn(std::string_view s, char sep);  // keeps empty parts
+std::string joinFields(std::string_view s);                     // "a\tb  c\n" -> "a b c"
+std::string unescapeMount(std::string_view s);                  // "\040" -> " " as in mountinfo
+
+template <class T>
+bool parseUnsigned(std::string_view s, T& out) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+bool parseSigned(std::string_view s, std::int64_t& out);
+
+}  // namespace rxtune

@@ -1,0 +1,27 @@
+// Inventory: FileTree + Netlink -> HostSnapshot (topology, sysctls and every NIC). Read-only.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/nic.hpp"
+#include "core/topology.hpp"
+#include "inventory/interrupts.hpp"
+#include "sys/file_tree.hpp"
+#include "sys/netlink.hpp"
+
+namespace rxtune {
+
+struct HostSnapshot {
+    Topology host;
+    std::vector<Nic> nics;
+};
+
+Result<Topology> readTopology(const FileTree& fs);
+
+// only: interface names to include (validated); empty = all. A name that is not there is an error.
+Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only);
+
+Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only);
+
+}  // namespace rxtune

@@ -1,0 +1,195 @@
+#include <algorithm>
+#include <charconv>
+
+#include "core/paths.hpp"
+#include "inventory/snapshot.hpp"
+#include "core/text.hpp"
+
+namespace rxtune {
+
+namespace {
+
+const char kCpuRoot[] = "sys/devices/system/cpu";
+
+Result<CpuSet> readList(const FileTree& fs, const std::string& rel, bool optional) {
+    auto text = fs.read(rel);
+    if (!text) {
+        if (optional && text.error().code == ENOENT) return CpuSet{};
+        return failWith(text.error());
+    }
+    std::string t = trimmed(*text);
+    if (t == "(null)") return CpuSet{};  // nohz_full when not configured
+    auto set = CpuSet::parseList(t);
+    if (!set) return fail(EINVAL, "parse", fs.full(rel), "'" + t + "' is not a cpulist: " + set.error().detail);
+    return set;
+}
+
+struct MountEntry {
+    std::string root, mountPoint, fsType, superOptions;
+};
+
+std::vector<MountEntry> parseMountinfo(const std::string& text) {
+    std::vector<MountEntry> out;
+    for (const auto& line : splitLines(text)) {
+        auto f = splitFields(line);
+        auto dash = std::find(f.begin(), f.end(), "-");
+        if (f.size() < 7 || dash == f.end() || std::distance(dash, f.end()) < 4) continue;
+        out.push_back({unescapeMount(f[3]), unescapeMount(f[4]), *(dash + 1), *(dash + 3)});
+    }
+    return out;
+}
+
+bool hasOption(const std::string& opts, const std::string& want) {
+    for (const auto& o : splitOn(opts, ','))
+        if (o == want) return true;
+    return false;
+}
+
+std::string joinCg(const MountEntry& m, const std::string& cgPath) {
+    std::string rel = cgPath;
+    if (m.root != "/" && rel.starts_with(m.root)) rel = rel.substr(m.root.size());
+    std::string p = m.mountPoint + "/" + rel;
+    std::string out;
+    for (char c : p)
+        if (!(c == '/' && !out.empty() && out.back() == '/')) out += c;
+    while (out.size() > 1 && out.back() == '/') out.pop_back();
+    if (!out.empty() && out.front() == '/') out.erase(0, 1);
+    return out;
+}
+
+// rxtune's own cgroup and effective cpuset, v2 (unified) or v1 (cpuset hierarchy).
+Result<void> readCgroup(const FileTree& fs, Topology& t) {
+    t.cgroupVersion = "none";
+    t.cgroupCpus = t.online;
+    t.cgroupCpusSource = "online";
+    auto cg = fs.read("proc/self/cgroup");
+    if (!cg) return cg.error().code == ENOENT ? Result<void>{} : failWith(cg.error());
+    std::string v1Path, v2Path;
+    bool haveV2 = false;
+    for (const auto& line : splitLines(*cg)) {
+        auto first = line.find(':');
+        auto second = line.find(':', first == std::string::npos ? 0 : first + 1);
+        if (first == std::string::npos || second == std::string::npos)
+            return fail(EINVAL, "parse", fs.full("proc/self/cgroup"), "line '" + line + "' is not id:controllers:path");
+        std::string id = line.substr(0, first), ctl = line.substr(first + 1, second - first - 1),
+                    path = line.substr(second + 1);
+        if (id == "0" && ctl.empty()) {
+            haveV2 = true;
+            v2Path = path;
+        } else if (hasOption(ctl, "cpuset")) {
+            v1Path = path;
+        }
+    }
+    auto mi = fs.read("proc/self/mountinfo");
+    std::vector<MountEntry> mounts = mi ? parseMountinfo(*mi) : std::vector<MountEntry>{};
+    if (!v1Path.empty()) {
+        t.cgroupVersion = "v1";
+        t.cgroupPath = v1Path;
+        std::string dir = "sys/fs/cgroup/cpuset/" + v1Path;
+        for (const auto& m : mounts)
+            if (m.fsType == "cgroup" && hasOption(m.superOptions, "cpuset")) dir = joinCg(m, v1Path);
+        for (std::string d = dir;; d = d.substr(0, d.rfind('/'))) {
+            std::string file = d + "/cpuset.effective_cpus";
+            if (fs.exists(file)) {
+                auto set = readList(fs, file, false);
+                if (!set) return failWith(set.error());
+                t.cgroupCpus = *set;
+                t.cgroupCpusSource = fs.full(file);
+                break;
+            }
+            if (d.find('/') == std::string::npos || d == "sys/fs/cgroup") break;
+        }
+        return {};
+    }
+    if (haveV2) {
+        t.cgroupVersion = "v2";
+        t.cgroupPath = v2Path;
+        std::string base = "sys/fs/cgroup";
+        for (const auto& m : mounts)
+            if (m.fsType == "cgroup2") base = joinCg(m, "/");
+        std::string dir = joinCg(MountEntry{"/", "/" + base, "", ""}, v2Path);
+        // cpuset.cpus.effective exists only where the cpuset controller is enabled; walk up.
+        for (std::string d = dir; d.size() >= base.size(); d = d.substr(0, d.rfind('/'))) {
+            std::string file = d + "/cpuset.cpus.effective";
+            if (fs.exists(file)) {
+                auto set = readList(fs, file, false);
+                if (!set) return failWith(set.error());
+                t.cgroupCpus = *set;
+                t.cgroupCpusSource = fs.full(file);
+                break;
+            }
+            if (d == base || d.rfind('/') == std::string::npos) break;
+        }
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<Topology> readTopology(const FileTree& fs) {
+    Topology t;
+    const std::string root = kCpuRoot;
+    auto online = readList(fs, root + "/online", false);
+    if (!online) return failWith(online.error());
+    t.online = *online;
+    auto possible = readList(fs, root + "/possible", true);
+    if (!possible) return failWith(possible.error());
+    t.possible = possible->empty() ? t.online : *possible;
+    auto isolated = readList(fs, root + "/isolated", true);
+    if (!isolated) return failWith(isolated.error());
+    t.isolated = *isolated;
+    auto nohz = readList(fs, root + "/nohz_full", true);
+    if (!nohz) return failWith(nohz.error());
+    t.nohzFull = *nohz;
+
+    for (unsigned cpu : t.online.cpus()) {
+        auto sib = readList(fs, paths::cpuDir(cpu) + "/topology/thread_siblings_list", true);
+        if (!sib) return failWith(sib.error());
+        t.smtSiblings[cpu] = sib->empty() ? CpuSet::of({cpu}) : *sib;
+    }
+
+    if (auto nodes = fs.list("sys/devices/system/node"); nodes) {
+        for (const auto& n : *nodes) {
+            unsigned id = 0;
+            if (!n.starts_with("node") || !parseUnsigned(n.substr(4), id)) continue;
+            auto cpus = readList(fs, paths::nodeDir(id) + "/cpulist", false);
+            if (!cpus) return failWith(cpus.error());
+            t.numaNodes[id] = *cpus;
+        }
+    }
+    if (t.numaNodes.empty()) t.numaNodes[0] = t.online;  // kernel without CONFIG_NUMA
+
+    for (unsigned cpu : t.online.cpus()) {
+        auto gov = fs.read(paths::cpuDir(cpu) + "/cpufreq/scaling_governor");
+        if (!gov) {
+            if (gov.error().code == ENOENT) continue;
+            return failWith(gov.error());
+        }
+        t.cpufreq = true;
+        t.governors[cpu] = trimmed(*gov);
+    }
+    if (t.cpufreq) {
+        unsigned first = t.governors.begin()->first;
+        if (auto av = fs.read(paths::cpuDir(first) + "/cpufreq/scaling_available_governors"); av)
+            t.availableGovernors = splitFields(*av);
+    }
+
+    if (auto r = readCgroup(fs, t); !r) return failWith(r.error());
+
+    // Host-global knobs exist only in the initial network namespace: their presence is the test.
+    t.initialNetns = fs.exists(paths::sysctl("net.core.netdev_max_backlog"));
+    for (const auto& spec : managedSysctls()) {
+        SysctlValue v{spec.key, spec.hostGlobal, false, {}};
+        auto text = fs.read(paths::sysctl(spec.key));
+        if (text) {
+            v.present = true;
+            v.value = joinFields(*text);
+        } else if (text.error().code != ENOENT) {
+            return failWith(text.error());
+        }
+        t.sysctls.push_back(std::move(v));
+    }
+    return t;
+}
+
+}  // namespace rxtune

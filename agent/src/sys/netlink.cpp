@@ -1,0 +1,256 @@
+#include "sys/netlink.hpp"
+
+#include <linux/ethtool.h>
+#include <linux/ethtool_netlink.h>
+#include <linux/genetlink.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/genl/genl.h>
+#include <netlink/netlink.h>
+#include <netlink/route/link.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace rxtune {
+
+namespace {
+
+int libnlToErrno(int nlerr) {
+    switch (-nlerr) {
+        case NLE_OPNOTSUPP: return EOPNOTSUPP;
+        case NLE_NODEV:
+        case NLE_OBJ_NOTFOUND: return ENODEV;
+        case NLE_PERM: return EPERM;
+        case NLE_NOMEM: return ENOMEM;
+        case NLE_INVAL: return EINVAL;
+        case NLE_AGAIN: return EAGAIN;
+        case NLE_BUSY: return EBUSY;
+        case NLE_RANGE: return ERANGE;
+        default: return EIO;
+    }
+}
+
+struct CacheGuard {
+    nl_cache* cache = nullptr;
+    ~CacheGuard() {
+        if (cache) nl_cache_free(cache);
+    }
+};
+
+struct MsgGuard {
+    nl_msg* msg = nullptr;
+    ~MsgGuard() {
+        if (msg) nlmsg_free(msg);
+    }
+};
+
+struct CbGuard {
+    nl_cb* cb = nullptr;
+    ~CbGuard() {
+        if (cb) nl_cb_put(cb);
+    }
+};
+
+// State shared with the libnl callbacks of one request.
+struct GenlReply {
+    Channels ch;
+    bool got = false;
+    bool done = false;
+    int err = 0;
+};
+
+int onValid(nl_msg* msg, void* arg) {
+    auto* r = static_cast<GenlReply*>(arg);
+    nlattr* tb[ETHTOOL_A_CHANNELS_MAX + 1] = {};
+    if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ETHTOOL_A_CHANNELS_MAX, nullptr) < 0) {
+        r->err = EBADMSG;
+        return NL_STOP;
+    }
+    auto u32 = [&](int attr) -> std::uint32_t { return tb[attr] ? nla_get_u32(tb[attr]) : 0; };
+    r->ch.rx = u32(ETHTOOL_A_CHANNELS_RX_COUNT);
+    r->ch.tx = u32(ETHTOOL_A_CHANNELS_TX_COUNT);
+    r->ch.other = u32(ETHTOOL_A_CHANNELS_OTHER_COUNT);
+    r->ch.combined = u32(ETHTOOL_A_CHANNELS_COMBINED_COUNT);
+    r->ch.maxRx = u32(ETHTOOL_A_CHANNELS_RX_MAX);
+    r->ch.maxTx = u32(ETHTOOL_A_CHANNELS_TX_MAX);
+    r->ch.maxOther = u32(ETHTOOL_A_CHANNELS_OTHER_MAX);
+    r->ch.maxCombined = u32(ETHTOOL_A_CHANNELS_COMBINED_MAX);
+    r->got = true;
+    return NL_OK;
+}
+
+int onError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+    auto* r = static_cast<GenlReply*>(arg);
+    r->err = -e->error;
+    r->done = true;
+    return NL_STOP;
+}
+
+int onAck(nl_msg*, void* arg) {
+    static_cast<GenlReply*>(arg)->done = true;
+    return NL_STOP;
+}
+
+bool fillIfreq(ifreq& ifr, const std::string& ifname) {
+    if (ifname.size() >= IFNAMSIZ) return false;
+    std::memset(&ifr, 0, sizeof ifr);
+    std::memcpy(ifr.ifr_name, ifname.c_str(), ifname.size());
+    return true;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Netlink>> Netlink::open() {
+    std::unique_ptr<Netlink> nl(new Netlink());
+    nl->route_ = nl_socket_alloc();
+    if (!nl->route_) return fail(ENOMEM, "netlink", "NETLINK_ROUTE", "cannot allocate socket");
+    if (int rc = nl_connect(nl->route_, NETLINK_ROUTE); rc < 0)
+        return fail(libnlToErrno(rc), "netlink connect", "NETLINK_ROUTE", nl_geterror(rc));
+    nl->genl_ = nl_socket_alloc();
+    if (!nl->genl_) return fail(ENOMEM, "netlink", "NETLINK_GENERIC", "cannot allocate socket");
+    if (int rc = genl_connect(nl->genl_); rc < 0)
+        return fail(libnlToErrno(rc), "netlink connect", "NETLINK_GENERIC", nl_geterror(rc));
+    // A kernel before 5.6 has no "ethtool" family: channel queries then go through the ioctl.
+    int fam = genl_ctrl_resolve(nl->genl_, ETHTOOL_GENL_NAME);
+    nl->ethtoolFamily_ = fam >= 0 ? fam : -1;
+    nl->ioctlFd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (nl->ioctlFd_ < 0) nl->ioctlFd_ = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+    if (nl->ioctlFd_ < 0) return fail(errno, "socket", "SIOCETHTOOL");
+    return nl;
+}
+
+Netlink::~Netlink() {
+    if (route_) nl_socket_free(route_);
+    if (genl_) nl_socket_free(genl_);
+    if (ioctlFd_ >= 0) ::close(ioctlFd_);
+}
+
+Result<std::vector<LinkInfo>> Netlink::links() {
+    CacheGuard g;
+    if (int rc = rtnl_link_alloc_cache(route_, AF_UNSPEC, &g.cache); rc < 0)
+        return fail(libnlToErrno(rc), "rtnetlink RTM_GETLINK", "dump", nl_geterror(rc));
+    std::vector<LinkInfo> out;
+    for (nl_object* o = nl_cache_get_first(g.cache); o; o = nl_cache_get_next(o)) {
+        auto* link = reinterpret_cast<rtnl_link*>(o);
+        LinkInfo li;
+        const char* name = rtnl_link_get_name(link);
+        li.name = name ? name : "";
+        li.ifindex = rtnl_link_get_ifindex(link);
+        const char* kind = rtnl_link_get_type(link);
+        li.kind = kind ? kind : "";
+        char buf[64];
+        li.operstate = rtnl_link_operstate2str(rtnl_link_get_operstate(link), buf, sizeof buf);
+        for (char& c : li.operstate) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        li.flags = rtnl_link_get_flags(link);
+        li.mtu = rtnl_link_get_mtu(link);
+        li.arptype = rtnl_link_get_arptype(link);
+        li.numRxQueues = rtnl_link_get_num_rx_queues(link);
+        li.numTxQueues = rtnl_link_get_num_tx_queues(link);
+        out.push_back(std::move(li));
+    }
+    std::sort(out.begin(), out.end(), [](const LinkInfo& a, const LinkInfo& b) { return a.ifindex < b.ifindex; });
+    return out;
+}
+
+Result<Channels> Netlink::channels(const std::string& ifname) {
+    if (ethtoolFamily_ >= 0) return channelsGenl(ifname);
+    return channelsIoctl(ifname);
+}
+
+Result<Channels> Netlink::channelsGenl(const std::string& ifname) {
+    MsgGuard m{nlmsg_alloc()};
+    if (!m.msg) return fail(ENOMEM, "ethtool CHANNELS_GET", ifname);
+    if (!genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, ethtoolFamily_, 0, NLM_F_ACK, ETHTOOL_MSG_CHANNELS_GET,
+                     ETHTOOL_GENL_VERSION))
+        return fail(ENOMEM, "ethtool CHANNELS_GET", ifname);
+    nlattr* hdr = nla_nest_start(m.msg, ETHTOOL_A_CHANNELS_HEADER);
+    if (!hdr || nla_put_string(m.msg, ETHTOOL_A_HEADER_DEV_NAME, ifname.c_str()) < 0)
+        return fail(ENOMEM, "ethtool CHANNELS_GET", ifname);
+    nla_nest_end(m.msg, hdr);
+
+    CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
+    if (!cb.cb) return fail(ENOMEM, "ethtool CHANNELS_GET", ifname);
+    GenlReply reply;
+    nl_cb_set(cb.cb, NL_CB_VALID, NL_CB_CUSTOM, onValid, &reply);
+    nl_cb_set(cb.cb, NL_CB_ACK, NL_CB_CUSTOM, onAck, &reply);
+    nl_cb_err(cb.cb, NL_CB_CUSTOM, onError, &reply);
+    if (int rc = nl_send_auto(genl_, m.msg); rc < 0)
+        return fail(libnlToErrno(rc), "ethtool CHANNELS_GET", ifname, nl_geterror(rc));
+    while (!reply.done) {
+        int rc = nl_recvmsgs(genl_, cb.cb);
+        if (rc < 0 && !reply.done && reply.err == 0)
+            return fail(libnlToErrno(rc), "ethtool CHANNELS_GET", ifname, nl_geterror(rc));
+        if (reply.err != 0) break;
+    }
+    Channels ch = reply.ch;
+    ch.source = "ethtool-netlink";
+    if (reply.err == EOPNOTSUPP) {
+        ch = Channels{};
+        ch.source = "ethtool-netlink";
+        ch.error = std::strerror(EOPNOTSUPP);
+        return ch;
+    }
+    if (reply.err != 0) return fail(reply.err, "ethtool CHANNELS_GET", ifname);
+    if (!reply.got) return fail(EBADMSG, "ethtool CHANNELS_GET", ifname, "no reply");
+    ch.supported = true;
+    return ch;
+}
+
+Result<Channels> Netlink::channelsIoctl(const std::string& ifname) {
+    ifreq ifr{};
+    if (!fillIfreq(ifr, ifname)) return fail(EINVAL, "SIOCETHTOOL ETHTOOL_GCHANNELS", ifname, "name too long");
+    ethtool_channels ec{};
+    ec.cmd = ETHTOOL_GCHANNELS;
+    ifr.ifr_data = reinterpret_cast<char*>(&ec);
+    Channels ch;
+    ch.source = "ioctl";
+    if (::ioctl(ioctlFd_, SIOCETHTOOL, &ifr) != 0) {
+        if (errno == EOPNOTSUPP) {
+            ch.error = std::strerror(EOPNOTSUPP);
+            return ch;
+        }
+        return fail(errno, "SIOCETHTOOL ETHTOOL_GCHANNELS", ifname);
+    }
+    ch.supported = true;
+    ch.rx = ec.rx_count;
+    ch.tx = ec.tx_count;
+    ch.other = ec.other_count;
+    ch.combined = ec.combined_count;
+    ch.maxRx = ec.max_rx;
+    ch.maxTx = ec.max_tx;
+    ch.maxOther = ec.max_other;
+    ch.maxCombined = ec.max_combined;
+    return ch;
+}
+
+Result<DriverInfo> Netlink::driverInfo(const std::string& ifname) {
+    // ethtool netlink has no DRVINFO message; the ioctl is still the interface for it.
+    ifreq ifr{};
+    if (!fillIfreq(ifr, ifname)) return fail(EINVAL, "SIOCETHTOOL ETHTOOL_GDRVINFO", ifname, "name too long");
+    ethtool_drvinfo di{};
+    di.cmd = ETHTOOL_GDRVINFO;
+    ifr.ifr_data = reinterpret_cast<char*>(&di);
+    DriverInfo out;
+    if (::ioctl(ioctlFd_, SIOCETHTOOL, &ifr) != 0) {
+        if (errno == EOPNOTSUPP) {
+            out.error = std::strerror(EOPNOTSUPP);
+            return out;
+        }
+        return fail(errno, "SIOCETHTOOL ETHTOOL_GDRVINFO", ifname);
+    }
+    auto str = [](const char* s, size_t n) { return std::string(s, strnlen(s, n)); };
+    out.available = true;
+    out.driver = str(di.driver, sizeof di.driver);
+    out.version = str(di.version, sizeof di.version);
+    out.firmware = str(di.fw_version, sizeof di.fw_version);
+    out.busInfo = str(di.bus_info, sizeof di.bus_info);
+    return out;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,62 @@
+// Netlink: rtnetlink links and ethtool channels/driver info, behind an interface tests can fake.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/nic.hpp"
+#include "core/result.hpp"
+
+struct nl_sock;
+
+namespace rxtune {
+
+struct LinkInfo {
+    std::string name;
+    int ifindex = 0;
+    std::string kind;  // IFLA_INFO_KIND ("veth", "tun", "bridge"), empty for hardware and loopback
+    std::string operstate;
+    std::uint32_t flags = 0;  // IFF_*
+    std::uint32_t mtu = 0;
+    std::uint32_t arptype = 0;
+    std::uint32_t numRxQueues = 0, numTxQueues = 0;
+};
+
+class NetlinkSource {
+public:
+    virtual ~NetlinkSource() = default;
+    // Every link of the current network namespace, by ifindex.
+    virtual Result<std::vector<LinkInfo>> links() = 0;
+    // Channel counts; a driver that cannot answer gives supported=false, not an error.
+    virtual Result<Channels> channels(const std::string& ifname) = 0;
+    virtual Result<DriverInfo> driverInfo(const std::string& ifname) = 0;
+};
+
+// The real thing: libnl-3 route cache, ethtool generic netlink, SIOCETHTOOL as fallback.
+class Netlink final : public NetlinkSource {
+public:
+    static Result<std::unique_ptr<Netlink>> open();
+    ~Netlink() override;
+    Netlink(const Netlink&) = delete;
+    Netlink& operator=(const Netlink&) = delete;
+
+    Result<std::vector<LinkInfo>> links() override;
+    Result<Channels> channels(const std::string& ifname) override;
+    Result<DriverInfo> driverInfo(const std::string& ifname) override;
+
+    bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
+
+private:
+    Netlink() = default;
+    Result<Channels> channelsGenl(const std::string& ifname);
+    Result<Channels> channelsIoctl(const std::string& ifname);
+
+    ::nl_sock* route_ = nullptr;
+    ::nl_sock* genl_ = nullptr;
+    int ethtoolFamily_ = -1;
+    int ioctlFd_ = -1;
+};
+
+}  // namespace rxtune

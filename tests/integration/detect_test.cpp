@@ -1,0 +1,123 @@
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using nlohmann::json;
+using namespace rxtune::itest;
+
+namespace {
+
+const json& findIface(const json& doc, const std::string& name) {
+    for (const auto& i : doc["interfaces"])
+        if (i["name"] == name) return i;
+    throw std::runtime_error("detect did not report " + name);
+}
+
+}  // namespace
+
+TEST_CASE("detect reports exactly the devices a test namespace holds", "[integration][detect]") {
+    NetNs ns;
+    ns.ip({"link", "add", "v0", "numtxqueues", "3", "numrxqueues", "4", "type", "veth", "peer", "name", "v1",
+           "numtxqueues", "1", "numrxqueues", "1"});
+    ns.ip({"link", "set", "v0", "up"});
+    ns.ip({"link", "set", "v1", "up"});
+    ns.ip({"link", "set", "v0", "mtu", "9000"});
+    TapQueues mq(ns, "mq0", 4);
+    TapQueues sq(ns, "sq0", 1);
+    ns.sysfsWrite("class/net/v0/queues/rx-1/rps_cpus", "1");
+    ns.sysfsWrite("class/net/v0/queues/rx-1/rps_flow_cnt", "256");
+    const std::string before = ns.sysfsRead("class/net/v0/queues/rx-0/rps_cpus");
+
+    Run r = ns.exec({rxtuneBin(), "detect", "--json"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    json doc = json::parse(r.out);
+
+    std::set<std::string> names;
+    for (const auto& i : doc["interfaces"]) names.insert(i["name"]);
+    CHECK(names == std::set<std::string>{"lo", "v0", "v1", "mq0", "sq0"});
+
+    const auto& v0 = findIface(doc, "v0");
+    CHECK(v0["kind"] == "veth");
+    CHECK(v0["mtu"] == 9000);
+    CHECK(v0["operstate"] == "up");
+    CHECK(v0["queues"]["rx"] == 4);
+    CHECK(v0["queues"]["tx"] == 3);
+    CHECK(v0["queues"]["rtnl_num_rx"] == 4);
+    CHECK(v0["driver"]["name"] == "veth");
+    CHECK(v0["channels"]["supported"] == true);
+    CHECK(v0["channels"]["source"] == "ethtool-netlink");
+    CHECK(v0["channels"]["max_rx"] == 4);
+    CHECK(v0["channels"]["rx"] == 4);
+    CHECK(v0["rx_queues"][1]["rps_cpus"] == "0");
+    CHECK(v0["rx_queues"][1]["rps_flow_cnt"] == 256);
+    CHECK(v0["rx_queues"][0]["rps_cpus"] == "");
+    CHECK(v0["verdict"] == "virtual");
+
+    const auto& v1 = findIface(doc, "v1");
+    CHECK(v1["queues"]["rx"] == 1);
+    CHECK(v1["queues"]["tx"] == 1);
+
+    const auto& mq0 = findIface(doc, "mq0");
+    CHECK(mq0["kind"] == "tap");
+    CHECK(mq0["queues"]["rx"] == 4);
+    CHECK(mq0["queues"]["tx"] == 4);
+    CHECK(mq0["driver"]["name"] == "tun");
+    CHECK(mq0["verdict"] == "virtual");
+    CHECK(findIface(doc, "sq0")["queues"]["rx"] == 1);
+    CHECK(findIface(doc, "lo")["kind"] == "loopback");
+
+    // Inside a non-initial namespace the host-global sysctls are absent, and detect says so.
+    CHECK(doc["host"]["initial_netns"] == false);
+    for (const auto& s : doc["host"]["sysctls"])
+        if (s["host_global"] == true) CHECK(s["present"] == false);
+
+    // Detect is read-only.
+    CHECK(ns.sysfsRead("class/net/v0/queues/rx-0/rps_cpus") == before);
+}
+
+TEST_CASE("detect --interface narrows, and the table form works", "[integration][detect]") {
+    NetNs ns;
+    ns.ip({"link", "add", "a0", "numrxqueues", "2", "type", "veth", "peer", "name", "a1"});
+    Run r = ns.exec({rxtuneBin(), "detect", "--json", "--interface", "a0"});
+    REQUIRE(r.status == 0);
+    json doc = json::parse(r.out);
+    REQUIRE(doc["interfaces"].size() == 1);
+    CHECK(doc["interfaces"][0]["name"] == "a0");
+    CHECK(doc["interfaces"][0]["queues"]["rx"] == 2);
+
+    Run t = ns.exec({rxtuneBin(), "detect"});
+    REQUIRE(t.status == 0);
+    CHECK(t.out.find("a0") != std::string::npos);
+    CHECK(t.out.find("veth") != std::string::npos);
+    CHECK(t.out.find("non-initial") != std::string::npos);
+}
+
+TEST_CASE("bad interface names and unknown devices fail cleanly", "[integration][detect]") {
+    NetNs ns;
+    for (const std::string bad : {"nope0", "a/b", "..", "waytoolonginterfacename"}) {
+        INFO(bad);
+        Run r = ns.exec({rxtuneBin(), "detect", "--json", "--interface", bad});
+        CHECK(r.status == 1);
+        CHECK(r.out.empty());  // no partial JSON on stdout
+        CHECK(r.err.find("rxtune: ") == 0);
+        CHECK(r.err.find(bad.size() > 15 ? "longer than 15" : bad) != std::string::npos);
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+}
+
+TEST_CASE("detect on the host reads eth0 without touching it", "[integration][detect]") {
+    requireRoot();
+    const std::string before = mustRun({"cat", "/sys/class/net/lo/queues/rx-0/rps_cpus"});
+    Run r = run({rxtuneBin(), "detect", "--json"});
+    REQUIRE(r.status == 0);
+    json doc = json::parse(r.out);
+    CHECK(doc["host"]["initial_netns"] == true);
+    CHECK(doc["host"]["cpus"]["online"] != "");
+    CHECK(mustRun({"cat", "/sys/class/net/lo/queues/rx-0/rps_cpus"}) == before);
+}

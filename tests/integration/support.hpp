@@ -1,0 +1,158 @@
+// Integration-test support: run commands, own network namespaces and tap queues, clean up always.
+#pragma once
+
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace rxtune::itest {
+
+struct Run {
+    int status = -1;  // exit code, or 128+signal
+    std::string out, err;
+};
+
+inline Run run(const std::vector<std::string>& argv) {
+    int outPipe[2], errPipe[2];
+    if (pipe2(outPipe, O_CLOEXEC) != 0 || pipe2(errPipe, O_CLOEXEC) != 0) throw std::runtime_error("pipe");
+    pid_t pid = fork();
+    if (pid < 0) throw std::runtime_error("fork");
+    if (pid == 0) {
+        dup2(outPipe[1], 1);
+        dup2(errPipe[1], 2);
+        int devnull = open("/dev/null", O_RDONLY);
+        dup2(devnull, 0);
+        std::vector<char*> args;
+        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+        args.push_back(nullptr);
+        execvp(args[0], args.data());
+        _exit(127);
+    }
+    close(outPipe[1]);
+    close(errPipe[1]);
+    Run r;
+    pollfd fds[2] = {{outPipe[0], POLLIN, 0}, {errPipe[0], POLLIN, 0}};
+    int open = 2;
+    char buf[65536];
+    while (open > 0) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t n = read(fds[i].fd, buf, sizeof buf);
+            if (n <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open;
+            } else {
+                (i == 0 ? r.out : r.err).append(buf, static_cast<size_t>(n));
+            }
+        }
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return r;
+}
+
+inline std::string mustRun(const std::vector<std::string>& argv) {
+    Run r = run(argv);
+    if (r.status != 0) {
+        std::string cmd;
+        for (const auto& a : argv) cmd += a + " ";
+        throw std::runtime_error("command failed (" + std::to_string(r.status) + "): " + cmd + ": " + r.err);
+    }
+    return r.out;
+}
+
+inline void requireRoot() {
+    if (geteuid() != 0) throw std::runtime_error("integration tests need root (network namespaces, veth, tap)");
+}
+
+// A network namespace of the test's own, deleted on destruction (also when a REQUIRE throws).
+class NetNs {
+public:
+    NetNs() {
+        requireRoot();
+        static std::atomic<int> counter{0};
+        name_ = "rxt-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+        mustRun({"ip", "netns", "add", name_});
+        mustRun({"ip", "-n", name_, "link", "set", "lo", "up"});
+    }
+    ~NetNs() { run({"ip", "netns", "del", name_}); }
+    NetNs(const NetNs&) = delete;
+    NetNs& operator=(const NetNs&) = delete;
+
+    const std::string& name() const { return name_; }
+    // ip -n <ns> <args...>
+    std::string ip(std::vector<std::string> args) const {
+        args.insert(args.begin(), {"ip", "-n", name_});
+        return mustRun(args);
+    }
+    // Runs argv inside the namespace (ip netns exec also remounts /sys for it).
+    Run exec(std::vector<std::string> argv) const {
+        argv.insert(argv.begin(), {"ip", "netns", "exec", name_});
+        return run(argv);
+    }
+    std::string sysfsRead(const std::string& rel) const { return mustRun({"ip", "netns", "exec", name_, "cat", "/sys/" + rel}); }
+    void sysfsWrite(const std::string& rel, const std::string& value) const {
+        mustRun({"ip", "netns", "exec", name_, "sh", "-c", "echo " + value + " > /sys/" + rel});
+    }
+
+private:
+    std::string name_;
+};
+
+// A tap device created inside a namespace with N queues attached; queues close on destruction.
+class TapQueues {
+public:
+    TapQueues(const NetNs& ns, const std::string& name, int queues) {
+        int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        int target = open(("/var/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
+        if (self < 0 || target < 0 || setns(target, CLONE_NEWNET) != 0) throw std::runtime_error("setns into test netns");
+        std::string error;
+        for (int q = 0; q < queues && error.empty(); ++q) {
+            int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+            ifreq ifr{};
+            std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+            ifr.ifr_flags = IFF_TAP | IFF_NO_PI | (queues > 1 ? IFF_MULTI_QUEUE : 0);
+            if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) != 0) error = std::string("TUNSETIFF: ") + std::strerror(errno);
+            if (fd >= 0) fds_.push_back(fd);
+        }
+        bool back = setns(self, CLONE_NEWNET) == 0;
+        close(self);
+        close(target);
+        if (!back) std::abort();  // the test process must never stay in another namespace
+        if (!error.empty()) throw std::runtime_error(error);
+    }
+    ~TapQueues() {
+        for (int fd : fds_) close(fd);
+    }
+    TapQueues(const TapQueues&) = delete;
+    TapQueues& operator=(const TapQueues&) = delete;
+
+private:
+    std::vector<int> fds_;
+};
+
+inline std::string rxtuneBin() {
+    const char* b = std::getenv("RXTUNE_BIN");
+    if (!b) throw std::runtime_error("RXTUNE_BIN is not set");
+    return b;
+}
+
+}  // namespace rxtune::itest

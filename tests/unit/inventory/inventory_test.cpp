@@ -1,0 +1,174 @@
+#include <catch2/catch.hpp>
+
+#include "../support/fixture.hpp"
+#include "inventory/snapshot.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+Result<HostSnapshot> snapshotOf(const std::filesystem::path& root, const std::vector<std::string>& only = {}) {
+    FileTree fs(root.string());
+    test::FakeNetlink nl(root);
+    return takeSnapshot(fs, nl, only);
+}
+
+const Nic& nicNamed(const HostSnapshot& s, const std::string& name) {
+    for (const auto& n : s.nics)
+        if (n.name == name) return n;
+    throw std::runtime_error("no nic " + name);
+}
+
+const SysctlValue& sysctl(const Topology& t, const std::string& key) {
+    for (const auto& v : t.sysctls)
+        if (v.key == key) return v;
+    throw std::runtime_error("no sysctl " + key);
+}
+
+}  // namespace
+
+TEST_CASE("the story's 20-CPU gateway with a one-queue NIC", "[inventory]") {
+    auto s = snapshotOf(test::fixtureRoot("story-20cpu-single-queue"));
+    REQUIRE(s);
+    const auto& h = s->host;
+    CHECK(h.online == CpuSet::range(0, 19));
+    CHECK(h.isolated.empty());
+    CHECK(h.nohzFull.empty());  // "(null)" when nohz_full is not configured
+    CHECK(h.numaNodes.size() == 1);
+    CHECK(h.cgroupVersion == "v2");
+    CHECK(h.cgroupPath == "/system.slice/gateway.service");
+    CHECK(h.cgroupCpus == CpuSet::range(0, 19));
+    CHECK(h.cgroupCpusSource.ends_with("sys/fs/cgroup/cpuset.cpus.effective"));  // walked up to the root
+    CHECK(h.cpufreq);
+    CHECK(h.governors.at(7) == "powersave");
+    CHECK(h.availableGovernors == std::vector<std::string>{"performance", "powersave"});
+    CHECK(h.initialNetns);
+    CHECK(sysctl(h, "net.core.netdev_max_backlog").value == "1000");
+    CHECK(sysctl(h, "net.ipv4.tcp_rmem").value == "4096 131072 6291456");
+
+    const auto& nic = nicNamed(*s, "enp2s0");
+    CHECK(nic.kind == "physical");
+    CHECK(nic.driver.driver == "r8169");
+    CHECK(nic.speedMbps == 2500);
+    CHECK_FALSE(nic.channels.supported);
+    CHECK(nic.channels.error == "Operation not supported");
+    CHECK(nic.rx.size() == 1);
+    CHECK(nic.rx[0].rpsCpus.empty());
+    REQUIRE(nic.irqs.size() == 1);
+    CHECK(nic.irqs[0].number == 45);
+    CHECK(nic.irqs[0].affinity == CpuSet::range(0, 19));
+    CHECK(nic.irqs[0].effective == CpuSet::of({3}));
+    CHECK(nic.irqs[0].total == 987654321);
+    CHECK(nic.numaNode == -1);
+    CHECK(nic.verdict == Verdict::kSingleQueue);
+    CHECK(nicNamed(*s, "lo").kind == "loopback");
+    CHECK(nicNamed(*s, "lo").verdict == Verdict::kVirtual);
+}
+
+TEST_CASE("a 2-NUMA host with a multi-queue NIC inside a v1 cpuset", "[inventory]") {
+    auto s = snapshotOf(test::fixtureRoot("numa2-multi-queue"));
+    REQUIRE(s);
+    const auto& h = s->host;
+    CHECK(h.numaNodes.at(0) == CpuSet::range(0, 7));
+    CHECK(h.numaNodes.at(1) == CpuSet::range(8, 15));
+    CHECK(h.smtSiblings.at(4) == CpuSet::of({4, 5}));
+    CHECK(h.cgroupVersion == "v1");
+    CHECK(h.cgroupPath == "/docker/abc123");
+    CHECK(h.cgroupCpus == CpuSet::range(8, 15));  // containers lie about CPUs; the cpuset does not
+    const auto& nic = nicNamed(*s, "ens1f0");
+    CHECK(nic.numaNode == 1);
+    CHECK(nic.rx.size() == 8);
+    CHECK(nic.channels.combined == 8);
+    CHECK(nic.channels.maxCombined == 16);
+    CHECK(nic.channels.canRaise());
+    REQUIRE(nic.irqs.size() == 8);
+    CHECK(nic.irqs[2].name == "mlx5_comp2@pci:0000:3b:00.0");
+    CHECK(nic.irqs[2].role == "rxtx");
+    CHECK(nic.irqs[2].affinity == CpuSet::of({10}));
+    CHECK(nic.verdict == Verdict::kMultiQueue);
+}
+
+TEST_CASE("isolated CPUs and a non-initial network namespace", "[inventory]") {
+    auto s = snapshotOf(test::fixtureRoot("isolated-cpus-netns"));
+    REQUIRE(s);
+    const auto& h = s->host;
+    CHECK(h.isolated == CpuSet::of({2, 3}));
+    CHECK(h.nohzFull == CpuSet::of({2, 3}));
+    CHECK_FALSE(h.initialNetns);
+    CHECK_FALSE(sysctl(h, "net.core.netdev_max_backlog").present);
+    CHECK(sysctl(h, "net.core.netdev_max_backlog").hostGlobal);
+    CHECK(sysctl(h, "net.core.rmem_max").present);
+    const auto& veth = nicNamed(*s, "veth0");
+    CHECK(veth.kind == "veth");
+    CHECK(veth.rx.size() == 4);
+    CHECK(veth.rx[1].rpsCpus == CpuSet::of({0, 1}));
+    CHECK(veth.rx[1].rpsFlowCnt == 4096);
+    CHECK(veth.tx[0].xpsCpus == CpuSet::of({0}));
+    CHECK(veth.verdict == Verdict::kVirtual);
+    const auto& tap = nicNamed(*s, "tap0");
+    CHECK(tap.kind == "tap");
+    REQUIRE(tap.tx.size() == 2);
+    CHECK_FALSE(tap.tx[0].xpsCpus.has_value());
+    CHECK_FALSE(tap.tx[0].xpsError.empty());
+}
+
+TEST_CASE("a VM without cpufreq or NUMA in sysfs", "[inventory]") {
+    auto s = snapshotOf(test::fixtureRoot("vm-no-cpufreq"));
+    REQUIRE(s);
+    const auto& h = s->host;
+    CHECK_FALSE(h.cpufreq);
+    CHECK(h.governors.empty());
+    CHECK(h.numaNodes.at(0) == CpuSet::range(0, 3));
+    CHECK(h.cgroupCpus == CpuSet::range(0, 3));
+    CHECK(h.cgroupCpusSource == "online");
+    const auto& eth = nicNamed(*s, "eth0");
+    CHECK(eth.channels.supported);
+    CHECK_FALSE(eth.channels.canRaise());
+    REQUIRE(eth.irqs.size() == 2);
+    CHECK(eth.irqs[0].role == "rx");
+    CHECK(eth.irqs[1].role == "tx");
+    CHECK(eth.verdict == Verdict::kSingleQueue);
+}
+
+TEST_CASE("only the interfaces asked for; an unknown one is an error", "[inventory]") {
+    auto root = test::fixtureRoot("vm-no-cpufreq");
+    auto s = snapshotOf(root, {"eth0"});
+    REQUIRE(s);
+    REQUIRE(s->nics.size() == 1);
+    CHECK(s->nics[0].name == "eth0");
+    auto e = snapshotOf(root, {"wlan9"});
+    REQUIRE_FALSE(e);
+    CHECK(e.error().code == ENODEV);
+    CHECK(e.error().message().find("wlan9") != std::string::npos);
+}
+
+TEST_CASE("garbage in sysfs or procfs names the device and the path", "[inventory]") {
+    struct Case {
+        const char* file;
+        const char* garbage;
+        const char* mustMention;
+    };
+    const Case cases[] = {
+        {"sys/class/net/eth0/queues/rx-0/rps_cpus", "zz,top\n", "eth0/queues/rx-0/rps_cpus"},
+        {"sys/class/net/eth0/queues/rx-0/rps_flow_cnt", "many\n", "rx-0/rps_flow_cnt"},
+        {"sys/class/net/eth0/queues/tx-0/xps_cpus", "g\n", "tx-0/xps_cpus"},
+        {"proc/irq/38/smp_affinity_list", "0-\n", "proc/irq/38/smp_affinity_list"},
+        {"proc/interrupts", "garbage\n", "proc/interrupts"},
+        {"sys/devices/system/cpu/online", "all of them\n", "sys/devices/system/cpu/online"},
+        {"sys/devices/system/cpu/isolated", "2-1\n", "cpu/isolated"},
+        {"proc/self/cgroup", "nonsense\n", "proc/self/cgroup"},
+        {"sys/class/net/eth0/device/numa_node", "north\n", "device/numa_node"},
+    };
+    for (const auto& c : cases) {
+        INFO(c.file);
+        test::TempTree tmp("vm-no-cpufreq");
+        tmp.put(c.file, c.garbage);
+        auto s = snapshotOf(tmp.path());
+        REQUIRE_FALSE(s);
+        const std::string msg = s.error().message();
+        INFO(msg);
+        CHECK(msg.find(c.mustMention) != std::string::npos);
+        if (std::string(c.file).starts_with("sys/class/net/eth0") || std::string(c.file).starts_with("proc/irq"))
+            CHECK(msg.find("interface eth0") != std::string::npos);
+    }
+}

@@ -1,0 +1,110 @@
+// Test support: fixture host trees (temp copies) and a NetlinkSource answering from netlink.json.
+#pragma once
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sys/netlink.hpp"
+
+namespace rxtune::test {
+
+inline std::filesystem::path fixtureRoot(const std::string& scenario) {
+    const char* dir = std::getenv("RXTUNE_FIXTURES");
+    if (!dir) throw std::runtime_error("RXTUNE_FIXTURES is not set");
+    return std::filesystem::path(dir) / scenario;
+}
+
+// A private copy of a fixture so a test may damage or write it.
+class TempTree {
+public:
+    explicit TempTree(const std::string& scenario) {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "rxtune-test-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+        path_ = tmpl;
+        std::filesystem::copy(fixtureRoot(scenario), path_,
+                              std::filesystem::copy_options::recursive | std::filesystem::copy_options::copy_symlinks);
+    }
+    ~TempTree() {
+        std::error_code ec;
+        std::filesystem::remove_all(path_, ec);
+    }
+    TempTree(const TempTree&) = delete;
+    TempTree& operator=(const TempTree&) = delete;
+
+    const std::filesystem::path& path() const { return path_; }
+    void put(const std::string& rel, const std::string& text) const {
+        std::filesystem::create_directories((path_ / rel).parent_path());
+        std::ofstream(path_ / rel, std::ios::trunc) << text;
+    }
+
+private:
+    std::filesystem::path path_;
+};
+
+class FakeNetlink final : public NetlinkSource {
+public:
+    explicit FakeNetlink(const std::filesystem::path& root) {
+        std::ifstream in(root / "netlink.json");
+        if (!in) throw std::runtime_error("no netlink.json in " + root.string());
+        doc_ = nlohmann::json::parse(in);
+    }
+
+    Result<std::vector<LinkInfo>> links() override {
+        std::vector<LinkInfo> out;
+        for (const auto& l : doc_["links"]) {
+            LinkInfo li;
+            li.name = l["name"];
+            li.ifindex = l["ifindex"];
+            li.kind = l["kind"];
+            li.operstate = l["operstate"];
+            li.flags = l["flags"];
+            li.mtu = l["mtu"];
+            li.arptype = l["arptype"];
+            li.numRxQueues = l["num_rx_queues"];
+            li.numTxQueues = l["num_tx_queues"];
+            out.push_back(li);
+        }
+        return out;
+    }
+
+    Result<Channels> channels(const std::string& ifname) override {
+        const auto& c = find(ifname)["channels"];
+        Channels ch;
+        ch.source = "fake";
+        ch.supported = c["supported"];
+        if (!ch.supported) {
+            ch.error = c.value("error", "");
+            return ch;
+        }
+        ch.rx = c["rx"], ch.tx = c["tx"], ch.other = c["other"], ch.combined = c["combined"];
+        ch.maxRx = c["max_rx"], ch.maxTx = c["max_tx"], ch.maxOther = c["max_other"];
+        ch.maxCombined = c["max_combined"];
+        return ch;
+    }
+
+    Result<DriverInfo> driverInfo(const std::string& ifname) override {
+        const auto& d = find(ifname)["driver"];
+        DriverInfo di;
+        di.available = d.value("available", false);
+        if (di.available) {
+            di.driver = d["driver"], di.version = d["version"], di.firmware = d["firmware"];
+            di.busInfo = d["bus_info"];
+        }
+        return di;
+    }
+
+private:
+    const nlohmann::json& find(const std::string& name) const {
+        for (const auto& l : doc_["links"])
+            if (l["name"] == name) return l;
+        throw std::runtime_error("fake netlink: no link " + name);
+    }
+    nlohmann::json doc_;
+};
+
+}  // namespace rxtune::test

@@ -1,0 +1,33 @@
+#include <catch2/catch.hpp>
+
+#include "../support/fixture.hpp"
+#include "sys/file_tree.hpp"
+
+using namespace rxtune;
+
+TEST_CASE("FileTree reads, lists and writes under its root", "[file_tree]") {
+    test::TempTree tmp("vm-no-cpufreq");
+    FileTree fs(tmp.path().string() + "/");
+    CHECK(fs.read("sys/devices/system/cpu/online").value() == "0-3\n");
+    auto entries = fs.list("sys/class/net/eth0/queues").value();
+    CHECK(entries == std::vector<std::string>{"rx-0", "tx-0"});
+    REQUIRE(fs.write("proc/sys/net/core/rmem_max", "4096").has_value());
+    CHECK(fs.read("proc/sys/net/core/rmem_max").value() == "4096");
+    CHECK(fs.exists("proc/interrupts"));
+    CHECK_FALSE(fs.exists("proc/nope"));
+}
+
+TEST_CASE("FileTree errors carry errno and the full path", "[file_tree]") {
+    test::TempTree tmp("vm-no-cpufreq");
+    FileTree fs(tmp.path().string());
+    auto r = fs.read("sys/nope");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().code == ENOENT);
+    CHECK(r.error().path == tmp.path().string() + "/sys/nope");
+    // Knobs are never created: writing a file that does not exist fails.
+    auto w = fs.write("proc/sys/net/core/not_a_knob", "1");
+    REQUIRE_FALSE(w);
+    CHECK(w.error().code == ENOENT);
+    CHECK_FALSE(fs.exists("proc/sys/net/core/not_a_knob"));
+    CHECK(fs.list("sys/nope").error().code == ENOENT);
+}
