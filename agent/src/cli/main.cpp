@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/detect_output.hpp"
+#include "cli/tune_commands.hpp"
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
 #include "sys/file_tree.hpp"
@@ -56,11 +57,34 @@ int main(int argc, char** argv) {
     detect->add_option("-i,--interface", interfaces, "Only this interface (repeatable)");
     detect->add_flag("--json", asJson, "One JSON document with keys host and interfaces");
 
+    rxtune::TuneOptions tune;
+    auto addTuneOptions = [&](CLI::App* sub, bool withProfile) {
+        if (withProfile) {
+            sub->add_option("-p,--profile", tune.profile, "Profile name or path")->capture_default_str();
+            sub->add_option("-i,--interface", tune.interfaces, "Steer this interface (repeatable; overrides the profile's match)");
+        }
+        sub->add_flag("--json", tune.json, "JSON output");
+        sub->add_option("--state-dir", tune.stateDir, "Where the journal of original values lives")->capture_default_str();
+        sub->add_option("--run-dir", tune.runDir, "Where the lock file lives")->capture_default_str();
+    };
+    auto* plan = app.add_subcommand("plan", "Show what apply would change (exit 0: nothing, 2: changes pending)");
+    addTuneOptions(plan, true);
+    auto* apply = app.add_subcommand("apply", "Apply a profile: journaled, all or nothing, idempotent");
+    addTuneOptions(apply, true);
+    auto* verify = app.add_subcommand("verify", "Check the applied settings for drift (exit 3: drift)");
+    addTuneOptions(verify, false);
+    auto* revert = app.add_subcommand("revert", "Restore every value rxtune changed, then clear the journal");
+    addTuneOptions(revert, false);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
     if (detect->parsed()) return runDetect(interfaces, asJson);
+    if (plan->parsed()) return rxtune::runPlan(tune);
+    if (apply->parsed()) return rxtune::runApply(tune);
+    if (verify->parsed()) return rxtune::runVerify(tune);
+    if (revert->parsed()) return rxtune::runRevert(tune);
     return 1;
 }

@@ -32,6 +32,7 @@ struct Topology {
     std::string cgroupPath;                  // rxtune's own cgroup
     CpuSet cgroupCpus;                       // its effective cpuset; online CPUs when unrestricted
     std::string cgroupCpusSource;            // the file it was read from, or "online"
+    std::string cgroupRoot;                  // FileTree path of the cpuset hierarchy's mount
     bool cpufreq = false;
     std::map<unsigned, std::string> governors;  // cpu -> scaling_governor
     std::vector<std::string> availableGovernors;

@@ -18,6 +18,10 @@ struct HostSnapshot {
 };
 
 Result<Topology> readTopology(const FileTree& fs);
+// Effective cpuset of another cgroup (a profile's "cgroup:/system.slice/nginx.service").
+Result<CpuSet> cgroupCpus(const FileTree& fs, const Topology& t, const std::string& cgroupPath);
+// Reads sysctls a profile names beyond the managed set into t.sysctls (absent ones marked so).
+Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::string>& keys);
 
 // only: interface names to include (validated); empty = all. A name that is not there is an error.
 Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only);

@@ -86,8 +86,12 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
         t.cgroupVersion = "v1";
         t.cgroupPath = v1Path;
         std::string dir = "sys/fs/cgroup/cpuset/" + v1Path;
+        t.cgroupRoot = "sys/fs/cgroup/cpuset";
         for (const auto& m : mounts)
-            if (m.fsType == "cgroup" && hasOption(m.superOptions, "cpuset")) dir = joinCg(m, v1Path);
+            if (m.fsType == "cgroup" && hasOption(m.superOptions, "cpuset")) {
+                dir = joinCg(m, v1Path);
+                t.cgroupRoot = joinCg(m, m.root);
+            }
         for (std::string d = dir;; d = d.substr(0, d.rfind('/'))) {
             std::string file = d + "/cpuset.effective_cpus";
             if (fs.exists(file)) {
@@ -107,6 +111,7 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
         std::string base = "sys/fs/cgroup";
         for (const auto& m : mounts)
             if (m.fsType == "cgroup2") base = joinCg(m, "/");
+        t.cgroupRoot = base;
         std::string dir = joinCg(MountEntry{"/", "/" + base, "", ""}, v2Path);
         // cpuset.cpus.effective exists only where the cpuset controller is enabled; walk up.
         for (std::string d = dir; d.size() >= base.size(); d = d.substr(0, d.rfind('/'))) {
@@ -125,6 +130,39 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
 }
 
 }  // namespace
+
+Result<CpuSet> cgroupCpus(const FileTree& fs, const Topology& t, const std::string& cgroupPath) {
+    if (t.cgroupVersion == "none" || t.cgroupRoot.empty())
+        return fail(ENOENT, "cgroup", cgroupPath, "no cpuset cgroup hierarchy is mounted");
+    if (!cgroupPath.starts_with("/") || cgroupPath.find("..") != std::string::npos)
+        return fail(EINVAL, "cgroup", cgroupPath, "must be absolute without '..'");
+    const std::string dir = joinCg(MountEntry{"/", "/" + t.cgroupRoot, "", ""}, cgroupPath);
+    if (!fs.exists(dir)) return fail(ENOENT, "cgroup", cgroupPath, "does not exist (" + fs.full(dir) + ")");
+    const char* file = t.cgroupVersion == "v1" ? "/cpuset.effective_cpus" : "/cpuset.cpus.effective";
+    for (std::string d = dir;; d = d.substr(0, d.rfind('/'))) {
+        if (fs.exists(d + file)) return readList(fs, d + file, false);
+        if (d.size() <= t.cgroupRoot.size() || d.rfind('/') == std::string::npos) break;
+    }
+    return t.online;
+}
+
+Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::string>& keys) {
+    for (const auto& key : keys) {
+        bool known = false;
+        for (const auto& v : t.sysctls) known = known || v.key == key;
+        if (known) continue;
+        if (auto ok = validateSysctlKey(key); !ok) return failWith(ok.error());
+        SysctlValue v{key, false, false, {}};
+        if (auto text = fs.read(paths::sysctl(key))) {
+            v.present = true;
+            v.value = joinFields(*text);
+        } else if (text.error().code != ENOENT) {
+            return failWith(text.error());
+        }
+        t.sysctls.push_back(std::move(v));
+    }
+    return {};
+}
 
 Result<Topology> readTopology(const FileTree& fs) {
     Topology t;

@@ -1,0 +1,192 @@
+#include "cli/tune_commands.hpp"
+
+#include <ctime>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "apply/apply.hpp"
+#include "core/paths.hpp"
+#include "planner/planner.hpp"
+#include "state/journal.hpp"
+#include "sys/netlink.hpp"
+
+namespace rxtune {
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+int report(const Error& e) {
+    std::cerr << "rxtune: " << e.message() << "\n";
+    return 1;
+}
+
+std::string nowUtc() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    std::ostringstream os;
+    os << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+    return os.str();
+}
+
+// Profile + snapshot + planner. Everything is validated before anything can be written.
+Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
+    for (const auto& name : o.interfaces)
+        if (auto ok = validateIfName(name); !ok) return failWith(ok.error());
+    auto profile = loadProfile(o.profile, profileSearchPath());
+    if (!profile) return failWith(profile.error());
+    auto nl = Netlink::open();
+    if (!nl) return failWith(nl.error());
+    auto snap = takeSnapshot(fs, **nl, o.interfaces);
+    if (!snap) return failWith(snap.error());
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : profile->sysctls) keys.push_back(k);
+    if (auto r = addSysctls(fs, snap->host, keys); !r) return failWith(r.error());
+    PlanOptions opts;
+    opts.interfaces = o.interfaces;
+    const auto& choice = profile->steering.cpus;
+    if (choice.kind == CpuChoice::Kind::kCgroup) {
+        auto cpus = cgroupCpus(fs, snap->host, choice.cgroupPath);
+        if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
+        opts.cgroupCpus[choice.cgroupPath] = *cpus;
+    }
+    return plan(*profile, *snap, opts);
+}
+
+void warnInterrupted(const JournalStore& store) {
+    auto j = store.load();
+    if (j && *j && (*j)->state == "applying")
+        std::cerr << "rxtune: note: an apply (pid " << (*j)->pid
+                  << ") was interrupted; the originals it recorded are kept in " << store.path() << "\n";
+}
+
+json planJson(const Plan& p) {
+    json j;
+    j["profile"] = p.profile;
+    j["profile_files"] = p.profileFiles;
+    j["interfaces"] = p.interfaces;
+    j["pending"] = p.pendingCount();
+    json settings = json::array();
+    for (const auto& s : p.settings)
+        settings.push_back({{"id", s.id},
+                            {"path", "/" + s.path},
+                            {"current", s.current},
+                            {"desired", s.desired},
+                            {"pending", s.pending()},
+                            {"why", s.why}});
+    j["settings"] = std::move(settings);
+    json skipped = json::array();
+    for (const auto& s : p.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});
+    j["skipped"] = std::move(skipped);
+    return j;
+}
+
+void printPlan(const Plan& p, std::ostream& out) {
+    out << "profile " << p.profile;
+    if (!p.profileFiles.empty()) out << " (" << p.profileFiles.back() << ")";
+    out << "\ninterfaces: " << (p.interfaces.empty() ? "(none matched)" : "");
+    for (size_t i = 0; i < p.interfaces.size(); ++i) out << (i ? ", " : "") << p.interfaces[i];
+    out << "\n";
+    for (const auto& s : p.settings) {
+        if (s.pending())
+            out << "  change  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired
+                << "   # " << s.why << "\n";
+        else
+            out << "  ok      " << std::left << std::setw(40) << s.id << " " << s.desired << "\n";
+    }
+    for (const auto& s : p.skipped) out << "  skip    " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
+    const size_t n = p.pendingCount();
+    if (n == 0) out << "nothing to do: the host matches the profile\n";
+    else out << n << " change" << (n == 1 ? "" : "s") << " pending\n";
+}
+
+}  // namespace
+
+int runPlan(const TuneOptions& o) {
+    FileTree fs("/");
+    warnInterrupted(JournalStore(o.stateDir));
+    auto p = makePlan(o, fs);
+    if (!p) return report(p.error());
+    std::ostringstream os;
+    if (o.json) os << planJson(*p).dump(2) << "\n";
+    else printPlan(*p, os);
+    std::cout << os.str() << std::flush;
+    return p->pendingCount() ? 2 : 0;
+}
+
+int runApply(const TuneOptions& o) {
+    FileTree fs("/");
+    auto lock = StateLock::acquire(o.runDir);
+    if (!lock) return report(lock.error());
+    JournalStore store(o.stateDir);
+    warnInterrupted(store);
+    auto p = makePlan(o, fs);
+    if (!p) return report(p.error());
+    auto r = applyPlan(*p, fs, store, nowUtc());
+    if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
+    if (o.json) {
+        json j = planJson(*p);
+        j["written"] = r->written.size();
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    for (const auto& s : r->written) std::cout << "  set  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired << "\n";
+    for (const auto& s : p->skipped) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
+    if (r->written.empty()) std::cout << "nothing to do: the host already matches profile " << p->profile << "\n";
+    else std::cout << "applied profile " << p->profile << ": " << r->written.size() << " setting(s) changed\n";
+    return 0;
+}
+
+int runVerify(const TuneOptions& o) {
+    FileTree fs("/");
+    JournalStore store(o.stateDir);
+    auto j = store.load();
+    if (!j) return report(j.error());
+    if (!*j) return report(Error{ENOENT, "verify", store.path(), "nothing applied: no journal", {}});
+    auto drift = verifyApplied(**j, fs);
+    if (!drift) return report(drift.error());
+    if (o.json) {
+        json out;
+        out["profile"] = (*j)->profile;
+        out["in_sync"] = drift->empty();
+        json d = json::array();
+        for (const auto& x : *drift)
+            d.push_back({{"id", x.id}, {"path", "/" + x.path}, {"desired", x.desired}, {"actual", x.actual}, {"missing", x.missing}});
+        out["drift"] = std::move(d);
+        std::cout << out.dump(2) << "\n";
+    } else {
+        for (const auto& x : *drift)
+            std::cout << "  drift " << std::left << std::setw(40) << x.id << " "
+                      << (x.missing ? std::string("(gone)") : x.actual) << " != " << x.desired << "   /" << x.path << "\n";
+        if (drift->empty())
+            std::cout << "in sync: " << (*j)->applied.size() << " setting(s) of profile " << (*j)->profile << "\n";
+        else
+            std::cout << drift->size() << " setting(s) drifted from profile " << (*j)->profile << "\n";
+    }
+    return drift->empty() ? 0 : 3;
+}
+
+int runRevert(const TuneOptions& o) {
+    FileTree fs("/");
+    auto lock = StateLock::acquire(o.runDir);
+    if (!lock) return report(lock.error());
+    JournalStore store(o.stateDir);
+    auto had = store.load();
+    if (!had) return report(had.error());
+    if (!*had) {
+        std::cout << "nothing to revert: no journal in " << o.stateDir << "\n";
+        return 0;
+    }
+    auto r = revertAll(fs, store);
+    if (!r) return report(r.error());
+    for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << x.value << "\n";
+    for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
+    std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";
+    return 0;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,22 @@
+// plan / apply / verify / revert: the one-shot tune commands.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rxtune {
+
+struct TuneOptions {
+    std::string profile = "single-queue-gateway";
+    std::vector<std::string> interfaces;
+    bool json = false;
+    std::string stateDir = "/var/lib/rxtune";
+    std::string runDir = "/run/rxtune";
+};
+
+int runPlan(const TuneOptions& o);    // 0 nothing to do, 2 changes pending, 1 error
+int runApply(const TuneOptions& o);   // 0 applied (or nothing to do), 1 error (host unchanged)
+int runVerify(const TuneOptions& o);  // 0 in sync, 3 drift, 1 error
+int runRevert(const TuneOptions& o);  // 0 restored (or nothing to revert), 1 error
+
+}  // namespace rxtune

@@ -1,0 +1,43 @@
+// Setting (one knob: where, current, desired) and Plan (the ordered settings one apply carries out).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace rxtune {
+
+// One value type per kernel format; equality is always on the normalised form.
+enum class ValueKind { kCpuMask, kInteger, kNumbers, kWord };
+const char* toString(ValueKind k);
+bool parseValueKind(const std::string& s, ValueKind& out);
+
+// "0000,0000000f" == "f" for masks; "4096\t131072" == "4096 131072" for numbers.
+bool sameValue(ValueKind kind, const std::string& a, const std::string& b);
+// The form stored in plans and the journal ("0-3" style is not used: masks stay masks).
+std::string normalise(ValueKind kind, const std::string& v);
+
+struct Setting {
+    std::string id;    // "sysctl net.core.rmem_max", "eth0 rx-0 rps_cpus", "cpu3 governor"
+    std::string path;  // FileTree-relative
+    ValueKind kind = ValueKind::kWord;
+    std::string current;
+    std::string desired;
+    std::string why;
+    bool pending() const { return !sameValue(kind, current, desired); }
+};
+
+struct Skip {
+    std::string id;
+    std::string reason;
+};
+
+struct Plan {
+    std::string profile;
+    std::vector<std::string> profileFiles;
+    std::vector<std::string> interfaces;  // the interfaces the plan steers
+    std::vector<Setting> settings;        // every desired setting, in apply order
+    std::vector<Skip> skipped;            // what cannot be applied here, and why
+    size_t pendingCount() const;
+};
+
+}  // namespace rxtune

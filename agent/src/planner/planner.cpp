@@ -1,0 +1,270 @@
+#include "planner/planner.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "core/paths.hpp"
+#include "core/text.hpp"
+
+namespace rxtune {
+
+namespace {
+
+std::uint32_t roundUpPow2(std::uint32_t v) { return v <= 1 ? v : std::bit_ceil(v); }
+
+const SysctlValue* findSysctl(const Topology& h, const std::string& key) {
+    for (const auto& v : h.sysctls)
+        if (v.key == key) return &v;
+    return nullptr;
+}
+
+bool knownHostGlobal(const std::string& key) {
+    for (const auto& s : managedSysctls())
+        if (key == s.key) return s.hostGlobal;
+    return false;
+}
+
+std::vector<std::int64_t> numbersOf(const std::string& v) {
+    std::vector<std::int64_t> out;
+    for (const auto& f : splitFields(v)) {
+        std::int64_t n = 0;
+        if (!parseSigned(f, n)) return {};
+        out.push_back(n);
+    }
+    return out;
+}
+
+std::string joinNumbers(const std::vector<std::int64_t>& v) {
+    std::string out;
+    for (auto n : v) out += (out.empty() ? "" : " ") + std::to_string(n);
+    return out;
+}
+
+// CPUs that serve the device's receive interrupts: effective affinity where the kernel has it.
+CpuSet irqCpus(const Nic& nic) {
+    CpuSet out;
+    bool anyRx = std::any_of(nic.irqs.begin(), nic.irqs.end(),
+                             [](const Irq& i) { return i.role == "rx" || i.role == "rxtx"; });
+    for (const auto& i : nic.irqs) {
+        if (anyRx && i.role != "rx" && i.role != "rxtx") continue;
+        out = out | (i.effective && !i.effective->empty() ? *i.effective : i.affinity);
+    }
+    return out;
+}
+
+}  // namespace
+
+bool matches(const Match& m, const Nic& nic) {
+    if (nic.kind == "loopback") return false;
+    if (nic.verdict == Verdict::kVirtual && !m.includeVirtual) return false;
+    if (!m.interfaces.empty() &&
+        std::none_of(m.interfaces.begin(), m.interfaces.end(),
+                     [&](const std::string& g) { return fnmatch(g.c_str(), nic.name.c_str(), 0) == 0; }))
+        return false;
+    if (!m.drivers.empty() && std::find(m.drivers.begin(), m.drivers.end(), nic.driver.driver) == m.drivers.end())
+        return false;
+    if (m.verdict && nic.verdict != *m.verdict && nic.verdict != Verdict::kVirtual) return false;
+    return true;
+}
+
+Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host, const Nic* nic,
+                                   const PlanOptions& opts) {
+    const auto& choice = profile.steering.cpus;
+    CpuTargets t;
+    switch (choice.kind) {
+        case CpuChoice::Kind::kAll: t.cpus = host.online; break;
+        case CpuChoice::Kind::kNumaLocal:
+            if (nic && nic->numaNode >= 0 && host.numaNodes.count(static_cast<unsigned>(nic->numaNode))) {
+                t.cpus = host.numaNodes.at(static_cast<unsigned>(nic->numaNode)) & host.online;
+                t.notes.push_back("numa-local: node " + std::to_string(nic->numaNode) + " CPUs " + t.cpus.toList());
+            } else {
+                t.cpus = host.online;
+                if (nic) t.notes.push_back("numa-local: device has no NUMA node, using all online CPUs");
+            }
+            break;
+        case CpuChoice::Kind::kList: {
+            CpuSet missing = choice.list - host.online;
+            if (!missing.empty())
+                return failWith(profileError(choice.where, "steering.cpus",
+                                   "CPU " + missing.toList() + " does not exist or is offline (online: " +
+                                       host.online.toList() + ")"));
+            t.cpus = choice.list;
+            break;
+        }
+        case CpuChoice::Kind::kCgroup: {
+            auto it = opts.cgroupCpus.find(choice.cgroupPath);
+            if (it == opts.cgroupCpus.end())
+                return failWith(profileError(choice.where, "steering.cpus", "cgroup " + choice.cgroupPath + " does not exist"));
+            t.cpus = it->second & host.online;
+            t.notes.push_back("cgroup " + choice.cgroupPath + " runs on CPUs " + t.cpus.toList());
+            break;
+        }
+    }
+    if (profile.steering.excludeIsolated) {
+        CpuSet iso = (host.isolated | host.nohzFull) & t.cpus;
+        if (!iso.empty()) {
+            t.cpus = t.cpus - iso;
+            t.notes.push_back("left out isolated/nohz_full CPUs " + iso.toList());
+        }
+    }
+    if (profile.steering.excludeIrqCpus && nic) {
+        CpuSet irq = irqCpus(*nic);
+        CpuSet withSiblings = irq;
+        for (unsigned c : irq.cpus())
+            if (auto s = host.smtSiblings.find(c); s != host.smtSiblings.end()) withSiblings = withSiblings | s->second;
+        withSiblings = withSiblings & t.cpus;
+        if (!withSiblings.empty()) {
+            t.cpus = t.cpus - withSiblings;
+            t.notes.push_back("left out IRQ CPUs and their SMT siblings " + withSiblings.toList());
+        }
+    }
+    return t;
+}
+
+Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts) {
+    const Topology& host = snap.host;
+    Plan p;
+    p.profile = profile.name;
+    p.profileFiles = profile.files;
+
+    // CPU lists and cgroups are checked even when no interface ends up steered: bad input is an error.
+    auto hostTargets = steeringTargets(profile, host, nullptr, opts);
+    if (!hostTargets) return failWith(hostTargets.error());
+
+    std::vector<const Nic*> nics;
+    for (const auto& n : snap.nics) {
+        bool chosen = opts.interfaces.empty()
+                          ? matches(profile.match, n)
+                          : std::find(opts.interfaces.begin(), opts.interfaces.end(), n.name) != opts.interfaces.end();
+        if (chosen) nics.push_back(&n);
+    }
+    const bool rps = profile.steering.mode == SteeringMode::kRps;
+    const std::uint32_t entries = roundUpPow2(profile.steering.flowEntries);
+
+    // 1. sysctls: the profile's own, then what steering needs.
+    std::map<std::string, std::pair<std::string, std::string>> sysctlDesired;  // key -> (value, why)
+    for (const auto& [key, in] : profile.sysctls) {
+        const SysctlValue* cur = findSysctl(host, key);
+        if (!cur || !cur->present) {
+            if (knownHostGlobal(key) && !host.initialNetns) {
+                p.skipped.push_back({"sysctl " + key, "host-global sysctl, absent in this (non-initial) network namespace"});
+                continue;
+            }
+            return failWith(profileError(in.where, "sysctl." + key, "no such sysctl on this host"));
+        }
+        auto now = numbersOf(cur->value);
+        if (now.size() != in.values.size())
+            return failWith(profileError(in.where, "sysctl." + key,
+                               "the kernel holds " + std::to_string(now.size()) + " number(s) ('" + cur->value +
+                                   "'), the profile gives " + std::to_string(in.values.size())));
+        std::vector<std::int64_t> want = in.values;
+        for (size_t i = 0; i < want.size(); ++i) {
+            if (in.guard == Guard::kAtLeast) want[i] = std::max(want[i], now[i]);
+            if (in.guard == Guard::kAtMost) want[i] = std::min(want[i], now[i]);
+        }
+        const char* guard = in.guard == Guard::kAtLeast ? " (only raised)" : in.guard == Guard::kAtMost ? " (only lowered)" : "";
+        sysctlDesired[key] = {joinNumbers(want), "profile " + in.where.str() + guard};
+    }
+    if (rps && !nics.empty() && !profile.sysctls.count("net.core.rps_sock_flow_entries")) {
+        const std::string key = "net.core.rps_sock_flow_entries";
+        const SysctlValue* cur = findSysctl(host, key);
+        if (cur && cur->present)
+            sysctlDesired[key] = {std::to_string(entries), entries ? "RFS flow table (steering.rfs.flow_entries)" : "RFS off"};
+        else
+            p.skipped.push_back({"sysctl " + key, "host-global sysctl, absent in this (non-initial) network namespace"});
+    }
+    for (const auto& [key, dv] : sysctlDesired) {
+        const SysctlValue* cur = findSysctl(host, key);
+        ValueKind kind = numbersOf(cur->value).size() > 1 ? ValueKind::kNumbers : ValueKind::kInteger;
+        p.settings.push_back({"sysctl " + key, paths::sysctl(key), kind, normalise(kind, cur->value), dv.first, dv.second});
+    }
+    if (rps && profile.steering.defaultMask && !nics.empty()) {
+        const SysctlValue* cur = findSysctl(host, "net.core.rps_default_mask");
+        if (cur && cur->present)
+            p.settings.push_back({"sysctl net.core.rps_default_mask", paths::sysctl("net.core.rps_default_mask"),
+                                  ValueKind::kCpuMask, normalise(ValueKind::kCpuMask, cur->value),
+                                  hostTargets->cpus.toMask(), "devices created later start steered"});
+        else
+            p.skipped.push_back({"sysctl net.core.rps_default_mask", "not available on this kernel (added in 6.3)"});
+    }
+
+    // 2. per-interface steering.
+    for (const Nic* nic : nics) {
+        p.interfaces.push_back(nic->name);
+        if (profile.steering.mode == SteeringMode::kNone) continue;
+        if (profile.steering.mode == SteeringMode::kXdp) {
+            p.skipped.push_back({nic->name + " steering", "steering mode xdp is not available in this build yet"});
+            continue;
+        }
+        auto targets = steeringTargets(profile, host, nic, opts);
+        if (!targets) return failWith(targets.error());
+        if (targets->cpus.empty()) {
+            p.skipped.push_back({nic->name + " steering", "no CPU left after exclusions"});
+            continue;
+        }
+        std::string why = "RPS to CPUs " + targets->cpus.toList();
+        for (const auto& n : targets->notes) why += "; " + n;
+        const std::uint32_t nrx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(nic->rx.size()));
+        const std::uint32_t perQueue = entries ? roundUpPow2((entries + nrx - 1) / nrx) : 0;
+        for (const auto& q : nic->rx) {
+            const std::string qn = nic->name + " rx-" + std::to_string(q.index);
+            p.settings.push_back({qn + " rps_cpus", paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
+                                  ValueKind::kCpuMask, q.rpsCpus.toMask(), targets->cpus.toMask(), why});
+            p.settings.push_back({qn + " rps_flow_cnt",
+                                  paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_flow_cnt"),
+                                  ValueKind::kInteger, std::to_string(q.rpsFlowCnt), std::to_string(perQueue),
+                                  "RFS: " + std::to_string(entries) + " entries over " + std::to_string(nrx) + " RX queue(s)"});
+        }
+        if (!profile.steering.xps) continue;
+        if (nic->tx.size() <= 1) {
+            p.skipped.push_back({nic->name + " xps", "one TX queue: XPS has nothing to choose"});
+            continue;
+        }
+        auto cpus = targets->cpus.cpus();
+        for (const auto& q : nic->tx) {
+            const std::string id = nic->name + " tx-" + std::to_string(q.index) + " xps_cpus";
+            if (!q.xpsCpus) {
+                p.skipped.push_back({id, "the kernel does not show xps_cpus (" + q.xpsError + ")"});
+                continue;
+            }
+            CpuSet mine;
+            for (size_t i = 0; i < cpus.size(); ++i)
+                if (i % nic->tx.size() == q.index % nic->tx.size()) mine.add(cpus[i]);
+            p.settings.push_back({id, paths::queueFile(nic->name, paths::QueueDir::kTx, q.index, "xps_cpus"),
+                                  ValueKind::kCpuMask, q.xpsCpus->toMask(), mine.toMask(),
+                                  "XPS: CPUs round-robin over " + std::to_string(nic->tx.size()) + " TX queues"});
+        }
+    }
+
+    // 3. CPU governor: the first of the profile's list that the host offers.
+    if (!profile.governors.empty()) {
+        if (!host.cpufreq) {
+            p.skipped.push_back({"cpu governor", "cpufreq is absent on this host: nothing to set"});
+        } else {
+            std::string chosen;
+            for (const auto& g : profile.governors)
+                if (std::find(host.availableGovernors.begin(), host.availableGovernors.end(), g) != host.availableGovernors.end()) {
+                    chosen = g;
+                    break;
+                }
+            if (chosen.empty()) {
+                p.skipped.push_back({"cpu governor", "none of the profile's governors is available (available: " +
+                                                         joinFields([&] {
+                                                             std::string s;
+                                                             for (const auto& a : host.availableGovernors) s += a + " ";
+                                                             return s;
+                                                         }()) + ")"});
+            } else {
+                for (const auto& [cpu, gov] : host.governors)
+                    p.settings.push_back({"cpu" + std::to_string(cpu) + " governor",
+                                          paths::cpuDir(cpu) + "/cpufreq/scaling_governor", ValueKind::kWord, gov,
+                                          chosen, "profile " + profile.governorsWhere.str()});
+            }
+        }
+    }
+    return p;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,31 @@
+// Planner: pure function (Profile, HostSnapshot) -> Plan, in a deterministic order.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/setting.hpp"
+#include "inventory/snapshot.hpp"
+#include "profile/profile.hpp"
+
+namespace rxtune {
+
+struct PlanOptions {
+    std::vector<std::string> interfaces;          // explicit choice; wins over the profile's match
+    std::map<std::string, CpuSet> cgroupCpus;     // effective cpuset of each cgroup the profile names
+};
+
+// The CPUs a NIC's receive work is steered to, and the reasons CPUs were left out.
+struct CpuTargets {
+    CpuSet cpus;
+    std::vector<std::string> notes;
+};
+Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host, const Nic* nic,
+                                   const PlanOptions& opts);
+
+bool matches(const Match& m, const Nic& nic);
+
+Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts);
+
+}  // namespace rxtune

@@ -1,0 +1,85 @@
+// Profile: the validated, merged tuning intent loaded from YAML (the only module that knows YAML).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cpuset.hpp"
+#include "core/nic.hpp"
+#include "core/result.hpp"
+
+namespace rxtune {
+
+struct Location {
+    std::string file;
+    unsigned line = 0, col = 0;  // 1-based
+    std::string str() const { return file + ":" + std::to_string(line) + ":" + std::to_string(col); }
+};
+
+// An error about a profile value: "file:line:col: key: what".
+inline Error profileError(const Location& where, const std::string& key, const std::string& what) {
+    return Error{EINVAL, where.str() + ": " + key, "", what, {}};
+}
+
+enum class SteeringMode { kRps, kXdp, kNone };
+const char* toString(SteeringMode m);
+
+struct CpuChoice {
+    enum class Kind { kAll, kNumaLocal, kList, kCgroup };
+    Kind kind = Kind::kAll;
+    CpuSet list;             // kList
+    std::string cgroupPath;  // kCgroup: a cgroup v2 (or v1 cpuset) path such as /system.slice/nginx.service
+    Location where;
+    std::string str() const;
+};
+
+struct Steering {
+    SteeringMode mode = SteeringMode::kRps;
+    CpuChoice cpus;
+    bool excludeIsolated = true;   // isolated and nohz_full CPUs
+    bool excludeIrqCpus = false;   // CPUs serving the device's RX IRQs, and their SMT siblings
+    std::uint32_t flowEntries = 32768;  // 0 disables RFS; rounded up to a power of two
+    bool xps = true;
+    bool defaultMask = true;  // net.core.rps_default_mask for devices created later
+};
+
+struct Match {
+    std::vector<std::string> interfaces;  // name globs; empty = any
+    std::vector<std::string> drivers;     // empty = any
+    std::optional<Verdict> verdict;       // nullopt = any
+    bool includeVirtual = false;
+};
+
+enum class Guard { kSet, kAtLeast, kAtMost };
+
+struct SysctlIntent {
+    std::string key;
+    Guard guard = Guard::kSet;
+    std::vector<std::int64_t> values;  // one number, or three for tcp_rmem/tcp_wmem style knobs
+    Location where;
+};
+
+struct Profile {
+    std::string name;
+    std::string description;
+    std::vector<std::string> files;  // every file that contributed, root first
+    Match match;
+    Steering steering;
+    std::map<std::string, SysctlIntent> sysctls;
+    std::vector<std::string> governors;  // first available wins
+    Location governorsWhere;
+};
+
+// Directories searched for a profile given by name, in order.
+std::vector<std::string> profileSearchPath();
+
+// name ("single-queue-gateway") or path ("./x.yaml"); includes resolved, validated, merged.
+Result<Profile> loadProfile(const std::string& nameOrPath, const std::vector<std::string>& searchPath);
+// Same, from text (for tests and the fuzzer); includes resolve against searchPath.
+Result<Profile> loadProfileText(const std::string& text, const std::string& fileName,
+                                const std::vector<std::string>& searchPath);
+
+}  // namespace rxtune

@@ -1,0 +1,415 @@
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <climits>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/paths.hpp"
+#include "profile/profile.hpp"
+
+#ifndef RXTUNE_PROFILE_DIRS
+#define RXTUNE_PROFILE_DIRS "/etc/rxtune/profiles"
+#endif
+
+namespace rxtune {
+
+namespace {
+
+// Thrown inside the parser only; converted to an Error at the module edge.
+struct ProfileError {
+    Location where;
+    std::string key;
+    std::string what;
+};
+
+// A profile file's own settings; unset fields are inherited from its includes.
+struct Partial {
+    std::optional<std::string> description;
+    std::optional<std::vector<std::string>> interfaces, drivers;
+    std::optional<std::optional<Verdict>> verdict;
+    std::optional<bool> includeVirtual;
+    std::optional<SteeringMode> mode;
+    std::optional<CpuChoice> cpus;
+    std::optional<bool> excludeIsolated, excludeIrqCpus, xps, defaultMask;
+    std::optional<std::uint32_t> flowEntries;
+    std::map<std::string, SysctlIntent> sysctls;
+    std::optional<std::vector<std::string>> governors;
+    Location governorsWhere;
+};
+
+class Parser {
+public:
+    Parser(std::string file) : file_(std::move(file)) {}
+
+    Location at(const YAML::Node& n) const {
+        auto m = n.Mark();
+        return {file_, static_cast<unsigned>(m.line + 1), static_cast<unsigned>(m.column + 1)};
+    }
+
+    [[noreturn]] void error(const YAML::Node& n, const std::string& key, const std::string& what) const {
+        throw ProfileError{at(n), key, what};
+    }
+
+    void requireMap(const YAML::Node& n, const std::string& key, const std::set<std::string>& allowed) const {
+        if (!n.IsMap()) error(n, key, "expected a mapping");
+        for (const auto& kv : n) {
+            const auto k = kv.first.as<std::string>();
+            if (!allowed.count(k)) {
+                std::string list;
+                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
+                error(kv.first, key.empty() ? k : key + "." + k, "unknown key (expected one of: " + list + ")");
+            }
+        }
+    }
+
+    std::string str(const YAML::Node& n, const std::string& key) const {
+        if (!n.IsScalar()) error(n, key, "expected a string");
+        return n.as<std::string>();
+    }
+
+    bool boolean(const YAML::Node& n, const std::string& key) const {
+        if (!n.IsScalar()) error(n, key, "expected true or false");
+        const auto s = n.Scalar();
+        if (s == "true" || s == "yes" || s == "on") return true;
+        if (s == "false" || s == "no" || s == "off") return false;
+        error(n, key, "expected true or false, got '" + s + "'");
+    }
+
+    std::int64_t integer(const YAML::Node& n, const std::string& key, std::int64_t lo, std::int64_t hi) const {
+        if (!n.IsScalar()) error(n, key, "expected an integer");
+        return parseInt(n, key, n.Scalar(), lo, hi);
+    }
+
+    std::int64_t parseInt(const YAML::Node& n, const std::string& key, const std::string& s, std::int64_t lo,
+                          std::int64_t hi) const {
+        std::int64_t v = 0;
+        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc() || p != s.data() + s.size())
+            error(n, key, "expected an integer, got '" + s + "'");
+        if (v < lo || v > hi)
+            error(n, key, std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+        return v;
+    }
+
+    std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
+        std::vector<std::string> out;
+        if (n.IsScalar()) {
+            out.push_back(n.Scalar());
+            return out;
+        }
+        if (!n.IsSequence()) error(n, key, "expected a string or a list of strings");
+        for (const auto& e : n) out.push_back(str(e, key));
+        return out;
+    }
+
+    Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
+        Partial p;
+        if (root.IsNull()) return p;
+        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu"});
+        if (auto inc = root["include"]) {
+            for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
+        }
+        if (auto d = root["description"]) p.description = str(d, "description");
+        if (auto m = root["match"]) parseMatch(m, p);
+        if (auto s = root["steering"]) parseSteering(s, p);
+        if (auto s = root["sysctl"]) parseSysctl(s, p);
+        if (auto c = root["cpu"]) {
+            requireMap(c, "cpu", {"governor"});
+            if (auto g = c["governor"]) {
+                p.governors = strings(g, "cpu.governor");
+                p.governorsWhere = at(g);
+                for (const auto& name : *p.governors)
+                    if (name.empty() || name.find_first_of("/. \t") != std::string::npos)
+                        error(g, "cpu.governor", "'" + name + "' is not a governor name");
+            }
+        }
+        return p;
+    }
+
+    void parseMatch(const YAML::Node& m, Partial& p) const {
+        requireMap(m, "match", {"interfaces", "drivers", "verdict", "virtual"});
+        if (auto i = m["interfaces"]) {
+            p.interfaces = strings(i, "match.interfaces");
+            for (const auto& g : *p.interfaces)
+                if (g.empty() || g.size() > 15 || g.find('/') != std::string::npos)
+                    error(i, "match.interfaces", "'" + g + "' is not an interface name glob");
+        }
+        if (auto d = m["drivers"]) p.drivers = strings(d, "match.drivers");
+        if (auto v = m["verdict"]) {
+            const auto s = str(v, "match.verdict");
+            if (s == "single-queue") p.verdict = std::optional<Verdict>(Verdict::kSingleQueue);
+            else if (s == "multi-queue") p.verdict = std::optional<Verdict>(Verdict::kMultiQueue);
+            else if (s == "any") p.verdict = std::optional<Verdict>();
+            else error(v, "match.verdict", "expected single-queue, multi-queue or any, got '" + s + "'");
+        }
+        if (auto v = m["virtual"]) {
+            const auto s = str(v, "match.virtual");
+            if (s == "include") p.includeVirtual = true;
+            else if (s == "exclude") p.includeVirtual = false;
+            else error(v, "match.virtual", "expected include or exclude, got '" + s + "'");
+        }
+    }
+
+    void parseSteering(const YAML::Node& s, Partial& p) const {
+        requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask"});
+        if (auto m = s["mode"]) {
+            const auto v = str(m, "steering.mode");
+            if (v == "rps") p.mode = SteeringMode::kRps;
+            else if (v == "xdp") p.mode = SteeringMode::kXdp;
+            else if (v == "none") p.mode = SteeringMode::kNone;
+            else error(m, "steering.mode", "expected rps, xdp or none, got '" + v + "'");
+        }
+        if (auto c = s["cpus"]) {
+            const auto v = str(c, "steering.cpus");
+            CpuChoice choice;
+            choice.where = at(c);
+            if (v == "all") {
+                choice.kind = CpuChoice::Kind::kAll;
+            } else if (v == "numa-local") {
+                choice.kind = CpuChoice::Kind::kNumaLocal;
+            } else if (v.starts_with("cgroup:")) {
+                choice.kind = CpuChoice::Kind::kCgroup;
+                choice.cgroupPath = v.substr(7);
+                if (!choice.cgroupPath.starts_with("/") || choice.cgroupPath.find("..") != std::string::npos)
+                    error(c, "steering.cpus", "cgroup path '" + choice.cgroupPath + "' must be absolute without '..'");
+            } else {
+                auto set = CpuSet::parseList(v);
+                if (!set || set->empty())
+                    error(c, "steering.cpus", "expected all, numa-local, cgroup:<path> or a cpulist, got '" + v + "'");
+                choice.kind = CpuChoice::Kind::kList;
+                choice.list = *set;
+            }
+            p.cpus = choice;
+        }
+        if (auto v = s["exclude_isolated"]) p.excludeIsolated = boolean(v, "steering.exclude_isolated");
+        if (auto v = s["exclude_irq_cpus"]) p.excludeIrqCpus = boolean(v, "steering.exclude_irq_cpus");
+        if (auto v = s["xps"]) p.xps = boolean(v, "steering.xps");
+        if (auto v = s["default_mask"]) p.defaultMask = boolean(v, "steering.default_mask");
+        if (auto r = s["rfs"]) {
+            requireMap(r, "steering.rfs", {"flow_entries"});
+            if (auto f = r["flow_entries"])
+                p.flowEntries = static_cast<std::uint32_t>(integer(f, "steering.rfs.flow_entries", 0, 1 << 30));
+        }
+    }
+
+    // Keys are sysctl names, checked one by one rather than against a fixed set.
+    void parseSysctl(const YAML::Node& s, Partial& p) const {
+        if (!s.IsMap()) error(s, "sysctl", "expected a mapping of sysctl names to values");
+        for (const auto& kv : s) {
+            const auto key = kv.first.as<std::string>();
+            const std::string k = "sysctl." + key;
+            if (!validateSysctlKey(key)) error(kv.first, k, "is not a sysctl name");
+            if (!key.starts_with("net.") && !key.starts_with("vm."))
+                error(kv.first, k, "only net.* and vm.* sysctls may be set by a profile");
+            const YAML::Node& v = kv.second;
+            if (!v.IsScalar()) error(v, k, "expected a number, three numbers, or '>= N' / '<= N'");
+            std::string text = v.Scalar();
+            SysctlIntent in;
+            in.key = key;
+            in.where = at(v);
+            if (text.starts_with(">=")) {
+                in.guard = Guard::kAtLeast;
+                text = text.substr(2);
+            } else if (text.starts_with("<=")) {
+                in.guard = Guard::kAtMost;
+                text = text.substr(2);
+            }
+            std::istringstream words(text);
+            std::string w;
+            while (words >> w) in.values.push_back(parseInt(v, k, w, 0, INT64_MAX));
+            if (in.values.size() != 1 && in.values.size() != 3)
+                error(v, k, "expected one number or three numbers, got '" + v.Scalar() + "'");
+            p.sysctls[key] = in;
+        }
+    }
+
+private:
+    std::string file_;
+};
+
+void mergeInto(Partial& base, const Partial& over) {
+    auto take = [](auto& dst, const auto& src) {
+        if (src) dst = src;
+    };
+    take(base.description, over.description);
+    take(base.interfaces, over.interfaces);
+    take(base.drivers, over.drivers);
+    take(base.verdict, over.verdict);
+    take(base.includeVirtual, over.includeVirtual);
+    take(base.mode, over.mode);
+    take(base.cpus, over.cpus);
+    take(base.excludeIsolated, over.excludeIsolated);
+    take(base.excludeIrqCpus, over.excludeIrqCpus);
+    take(base.xps, over.xps);
+    take(base.defaultMask, over.defaultMask);
+    take(base.flowEntries, over.flowEntries);
+    for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
+    if (over.governors) {
+        base.governors = over.governors;
+        base.governorsWhere = over.governorsWhere;
+    }
+}
+
+bool isPath(const std::string& s) { return s.find('/') != std::string::npos || s.ends_with(".yaml"); }
+
+Result<std::string> resolve(const std::string& nameOrPath, const std::string& relativeTo,
+                            const std::vector<std::string>& searchPath) {
+    namespace fs = std::filesystem;
+    if (isPath(nameOrPath)) {
+        fs::path p(nameOrPath);
+        if (p.is_relative() && !relativeTo.empty()) p = fs::path(relativeTo).parent_path() / p;
+        std::error_code ec;
+        if (!fs::is_regular_file(p, ec)) return fail(ENOENT, "profile", p.string(), "no such profile file");
+        return fs::weakly_canonical(p, ec).string();
+    }
+    for (char c : nameOrPath)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'))
+            return fail(EINVAL, "profile", nameOrPath, "a profile name has only letters, digits, '-' and '_'");
+    for (const auto& dir : searchPath) {
+        fs::path p = fs::path(dir) / (nameOrPath + ".yaml");
+        std::error_code ec;
+        if (fs::is_regular_file(p, ec)) return fs::weakly_canonical(p, ec).string();
+    }
+    std::string dirs;
+    for (const auto& d : searchPath) dirs += (dirs.empty() ? "" : ", ") + d;
+    return fail(ENOENT, "profile", nameOrPath, "not found in " + dirs);
+}
+
+class Loader {
+public:
+    explicit Loader(const std::vector<std::string>& searchPath) : searchPath_(searchPath) {}
+
+    // Loads one file's text and, first, everything it includes (parents before the child).
+    Partial load(const std::string& text, const std::string& file, std::vector<std::string>& stack) {
+        Parser parser(file);
+        YAML::Node root;
+        try {
+            root = YAML::Load(text);
+        } catch (const YAML::ParserException& e) {
+            throw ProfileError{{file, static_cast<unsigned>(e.mark.line + 1), static_cast<unsigned>(e.mark.column + 1)},
+                               "", "malformed YAML: " + e.msg};
+        }
+        std::vector<std::pair<std::string, YAML::Node>> includes;
+        Partial own = parser.parse(root, includes);
+        Partial merged;
+        stack.push_back(file);
+        for (const auto& [name, node] : includes) {
+            auto path = resolve(name, file, searchPath_);
+            if (!path) parser.error(node, "include", path.error().message());
+            if (std::find(stack.begin(), stack.end(), *path) != stack.end())
+                parser.error(node, "include", "include cycle: '" + name + "' is already being loaded (" + *path + ")");
+            std::ifstream in(*path);
+            std::stringstream ss;
+            ss << in.rdbuf();
+            if (!in) parser.error(node, "include", "cannot read " + *path);
+            mergeInto(merged, load(ss.str(), *path, stack));
+        }
+        stack.pop_back();
+        files_.push_back(file);
+        mergeInto(merged, own);
+        return merged;
+    }
+
+    std::vector<std::string> files_;
+
+private:
+    const std::vector<std::string>& searchPath_;
+};
+
+Profile finish(const Partial& p, std::string name, std::vector<std::string> files) {
+    Profile out;
+    out.name = std::move(name);
+    out.files = std::move(files);
+    out.description = p.description.value_or("");
+    if (p.interfaces) out.match.interfaces = *p.interfaces;
+    if (p.drivers) out.match.drivers = *p.drivers;
+    if (p.verdict) out.match.verdict = *p.verdict;
+    out.match.includeVirtual = p.includeVirtual.value_or(false);
+    out.steering.mode = p.mode.value_or(SteeringMode::kRps);
+    if (p.cpus) out.steering.cpus = *p.cpus;
+    out.steering.excludeIsolated = p.excludeIsolated.value_or(true);
+    out.steering.excludeIrqCpus = p.excludeIrqCpus.value_or(false);
+    out.steering.xps = p.xps.value_or(true);
+    out.steering.defaultMask = p.defaultMask.value_or(true);
+    out.steering.flowEntries = p.flowEntries.value_or(32768);
+    out.sysctls = p.sysctls;
+    if (p.governors) {
+        out.governors = *p.governors;
+        out.governorsWhere = p.governorsWhere;
+    }
+    return out;
+}
+
+Result<Profile> loadFrom(const std::string& text, const std::string& file, const std::string& name,
+                         const std::vector<std::string>& searchPath) {
+    Loader loader(searchPath);
+    std::vector<std::string> stack;
+    try {
+        Partial merged = loader.load(text, file, stack);
+        return finish(merged, name, loader.files_);
+    } catch (const ProfileError& e) {
+        return fail(EINVAL, e.key.empty() ? e.where.str() : e.where.str() + ": " + e.key, "", e.what);
+    } catch (const YAML::Exception& e) {
+        return fail(EINVAL, file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1), "",
+                    e.msg);
+    }
+}
+
+}  // namespace
+
+const char* toString(SteeringMode m) {
+    switch (m) {
+        case SteeringMode::kRps: return "rps";
+        case SteeringMode::kXdp: return "xdp";
+        case SteeringMode::kNone: return "none";
+    }
+    return "?";
+}
+
+std::string CpuChoice::str() const {
+    switch (kind) {
+        case Kind::kAll: return "all";
+        case Kind::kNumaLocal: return "numa-local";
+        case Kind::kList: return list.toList();
+        case Kind::kCgroup: return "cgroup:" + cgroupPath;
+    }
+    return "?";
+}
+
+std::vector<std::string> profileSearchPath() {
+    std::vector<std::string> out;
+    std::string dirs = RXTUNE_PROFILE_DIRS;
+    size_t start = 0;
+    while (start <= dirs.size()) {
+        size_t c = dirs.find(':', start);
+        std::string d = dirs.substr(start, c == std::string::npos ? std::string::npos : c - start);
+        if (!d.empty()) out.push_back(d);
+        if (c == std::string::npos) break;
+        start = c + 1;
+    }
+    return out;
+}
+
+Result<Profile> loadProfile(const std::string& nameOrPath, const std::vector<std::string>& searchPath) {
+    auto path = resolve(nameOrPath, "", searchPath);
+    if (!path) return failWith(path.error());
+    std::ifstream in(*path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (!in) return fail(errno ? errno : EIO, "read", *path);
+    std::string name = std::filesystem::path(*path).stem().string();
+    return loadFrom(ss.str(), *path, name, searchPath);
+}
+
+Result<Profile> loadProfileText(const std::string& text, const std::string& fileName,
+                                const std::vector<std::string>& searchPath) {
+    return loadFrom(text, fileName, std::filesystem::path(fileName).stem().string(), searchPath);
+}
+
+}  // namespace rxtune

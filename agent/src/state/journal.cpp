@@ -1,0 +1,144 @@
+#include "state/journal.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace rxtune {
+
+using json = nlohmann::json;
+
+namespace {
+
+Result<void> mkdirs(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(ec.value(), "mkdir", dir);
+    return {};
+}
+
+Result<void> writeAll(int fd, const std::string& data, const std::string& path) {
+    size_t off = 0;
+    while (off < data.size()) {
+        ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return fail(errno, "write", path);
+        }
+        off += static_cast<size_t>(n);
+    }
+    return {};
+}
+
+}  // namespace
+
+const Original* Journal::original(const std::string& path) const {
+    for (const auto& o : originals)
+        if (o.path == path) return &o;
+    return nullptr;
+}
+
+JournalStore::JournalStore(std::string dir) : dir_(std::move(dir)) {}
+
+Result<std::optional<Journal>> JournalStore::load() const {
+    std::ifstream in(path());
+    if (!in) {
+        if (errno == ENOENT || !std::filesystem::exists(path())) return std::optional<Journal>{};
+        return fail(errno, "read", path());
+    }
+    try {
+        json j = json::parse(in);
+        if (j.at("version").get<int>() != 1) return fail(EINVAL, "parse", path(), "unknown journal version");
+        Journal out;
+        out.state = j.at("state").get<std::string>();
+        out.pid = j.value("pid", 0L);
+        out.profile = j.value("profile", "");
+        out.appliedAt = j.value("applied_at", "");
+        for (const auto& o : j.at("originals")) {
+            Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value")};
+            if (!parseValueKind(o.at("kind").get<std::string>(), e.kind))
+                return fail(EINVAL, "parse", path(), "unknown value kind");
+            out.originals.push_back(std::move(e));
+        }
+        for (const auto& s : j.at("applied")) {
+            Setting st;
+            st.id = s.at("id");
+            st.path = s.at("path");
+            st.desired = s.at("desired");
+            if (!parseValueKind(s.at("kind").get<std::string>(), st.kind))
+                return fail(EINVAL, "parse", path(), "unknown value kind");
+            out.applied.push_back(std::move(st));
+        }
+        return std::optional<Journal>(std::move(out));
+    } catch (const json::exception& e) {
+        // A torn journal cannot happen (rename is atomic); a damaged one is reported, never ignored.
+        return fail(EINVAL, "parse", path(), std::string("damaged journal: ") + e.what());
+    }
+}
+
+Result<void> JournalStore::save(const Journal& jr) const {
+    if (auto r = mkdirs(dir_); !r) return r;
+    json j;
+    j["version"] = 1;
+    j["state"] = jr.state;
+    j["pid"] = jr.pid;
+    j["profile"] = jr.profile;
+    j["applied_at"] = jr.appliedAt;
+    j["originals"] = json::array();
+    for (const auto& o : jr.originals)
+        j["originals"].push_back({{"id", o.id}, {"path", o.path}, {"kind", toString(o.kind)}, {"value", o.value}});
+    j["applied"] = json::array();
+    for (const auto& s : jr.applied)
+        j["applied"].push_back({{"id", s.id}, {"path", s.path}, {"kind", toString(s.kind)}, {"desired", s.desired}});
+    const std::string data = j.dump(1) + "\n";
+    const std::string tmp = path() + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(errno, "open", tmp);
+    auto w = writeAll(fd, data, tmp);
+    if (w && ::fsync(fd) != 0) w = fail(errno, "fsync", tmp);
+    ::close(fd);
+    if (!w) return w;
+    if (::rename(tmp.c_str(), path().c_str()) != 0) return fail(errno, "rename", path());
+    int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) return fail(errno, "open", dir_);
+    int rc = ::fsync(dfd);
+    ::close(dfd);
+    if (rc != 0) return fail(errno, "fsync", dir_);
+    return {};
+}
+
+Result<void> JournalStore::remove() const {
+    if (::unlink(path().c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", path());
+    int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+    return {};
+}
+
+Result<StateLock> StateLock::acquire(const std::string& runDir) {
+    if (auto r = mkdirs(runDir); !r) return failWith(r.error());
+    const std::string p = runDir + "/lock";
+    int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(errno, "open", p);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        ::close(fd);
+        return fail(e, "lock", p, e == EWOULDBLOCK ? "another rxtune is applying or reverting" : "");
+    }
+    return StateLock(fd);
+}
+
+StateLock::~StateLock() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace rxtune

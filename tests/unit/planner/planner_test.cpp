@@ -1,0 +1,135 @@
+#include <catch2/catch.hpp>
+
+#include "../support/fixture.hpp"
+#include "planner/planner.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+std::vector<std::string> shipped() { return {std::getenv("RXTUNE_PROFILES")}; }
+
+HostSnapshot snap(const std::string& scenario) {
+    auto root = test::fixtureRoot(scenario);
+    FileTree fs(root.string());
+    test::FakeNetlink nl(root);
+    return takeSnapshot(fs, nl, {}).value();
+}
+
+// One line per setting: the golden form the tests pin.
+std::vector<std::string> lines(const Plan& p) {
+    std::vector<std::string> out;
+    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
+    for (const auto& s : p.skipped) out.push_back("skip " + s.id);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("single-queue-gateway on the story's host", "[planner]") {
+    auto profile = loadProfile("single-queue-gateway", shipped()).value();
+    auto p = plan(profile, snap("story-20cpu-single-queue"), {}).value();
+    CHECK(p.interfaces == std::vector<std::string>{"enp2s0"});
+    std::vector<std::string> want = {
+        "sysctl net.core.netdev_max_backlog 1000 -> 300000",
+        "sysctl net.core.rmem_max 212992 -> 268435456",
+        "sysctl net.core.rps_sock_flow_entries 0 -> 32768",
+        "sysctl net.core.wmem_max 212992 -> 268435456",
+        "sysctl net.ipv4.tcp_rmem 4096 131072 6291456 -> 4096 131072 268435456",
+        "sysctl net.ipv4.tcp_wmem 4096 16384 4194304 -> 4096 16384 268435456",
+        "sysctl net.core.rps_default_mask 0 -> fffff",
+        "enp2s0 rx-0 rps_cpus 0 -> fffff",
+        "enp2s0 rx-0 rps_flow_cnt 0 -> 32768",
+    };
+    for (unsigned c = 0; c < 20; ++c) want.push_back("cpu" + std::to_string(c) + " governor powersave -> performance");
+    want.push_back("skip enp2s0 xps");
+    CHECK(lines(p) == want);
+    CHECK(p.pendingCount() == 29);
+}
+
+TEST_CASE("balanced leaves out the IRQ CPU and isolated CPUs", "[planner]") {
+    auto profile = loadProfile("balanced", shipped()).value();
+    auto p = plan(profile, snap("story-20cpu-single-queue"), {}).value();
+    // IRQ 45 is served by CPU 3 (effective affinity): every CPU but 3.
+    CHECK(p.settings[3].id == "enp2s0 rx-0 rps_cpus");
+    CHECK(p.settings[3].desired == CpuSet::parseList("0-2,4-19").value().toMask());
+}
+
+TEST_CASE("explicit interfaces, virtual devices, XPS over several TX queues", "[planner]") {
+    auto profile = loadProfileText("include: balanced\nsteering:\n  exclude_irq_cpus: false\n", "t.yaml", shipped()).value();
+    PlanOptions opts;
+    opts.interfaces = {"veth0"};
+    auto p = plan(profile, snap("isolated-cpus-netns"), opts).value();
+    CHECK(p.interfaces == std::vector<std::string>{"veth0"});
+    // Non-initial netns: the host-global sysctls are skipped, not silently dropped.
+    bool skippedBacklog = false, skippedFlows = false;
+    for (const auto& s : p.skipped) {
+        skippedBacklog = skippedBacklog || s.id == "sysctl net.core.netdev_max_backlog";
+        skippedFlows = skippedFlows || s.id == "sysctl net.core.rps_sock_flow_entries";
+    }
+    CHECK(skippedBacklog);
+    CHECK(skippedFlows);
+    // CPUs 2-3 are isolated: 0-1,4-7 remain; 4 TX queues share them round-robin.
+    std::map<std::string, std::string> desired;
+    for (const auto& s : p.settings) desired[s.id] = s.desired;
+    CHECK(desired["veth0 rx-0 rps_cpus"] == "f3");
+    CHECK(desired["veth0 rx-0 rps_flow_cnt"] == "8192");
+    CHECK(desired["veth0 tx-0 xps_cpus"] == "41");  // CPUs 0,6
+    CHECK(desired["veth0 tx-1 xps_cpus"] == "82");  // CPUs 1,7
+    CHECK(desired["veth0 tx-2 xps_cpus"] == "10");  // CPU 4
+    CHECK(desired["veth0 tx-3 xps_cpus"] == "20");  // CPU 5
+    // Without explicit interfaces the profile's match excludes virtual devices.
+    CHECK(plan(profile, snap("isolated-cpus-netns"), {}).value().interfaces.empty());
+}
+
+TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
+    auto numa = loadProfileText("steering:\n  cpus: numa-local\nmatch:\n  verdict: any\n", "n.yaml", shipped()).value();
+    auto p = plan(numa, snap("numa2-multi-queue"), {}).value();
+    CHECK(p.settings[1].id == "sysctl net.core.rps_default_mask");
+    for (const auto& s : p.settings)
+        if (s.id.ends_with("rps_cpus")) CHECK(s.desired == "ff00");
+    auto cg = loadProfileText("steering:\n  cpus: cgroup:/docker/abc123\nmatch:\n  verdict: any\n", "c.yaml", shipped()).value();
+    PlanOptions opts;
+    opts.cgroupCpus["/docker/abc123"] = CpuSet::range(8, 11);
+    auto q = plan(cg, snap("numa2-multi-queue"), opts).value();
+    for (const auto& s : q.settings)
+        if (s.id.ends_with("rps_cpus")) CHECK(s.desired == "f00");
+    auto missing = plan(cg, snap("numa2-multi-queue"), {});
+    REQUIRE_FALSE(missing);
+    CHECK(missing.error().message() == "c.yaml:2:9: steering.cpus: cgroup /docker/abc123 does not exist");
+}
+
+TEST_CASE("a CPU that does not exist and an unknown sysctl are located errors", "[planner]") {
+    auto cpus = loadProfileText("steering:\n  cpus: 0-63\n", "x.yaml", shipped()).value();
+    auto e = plan(cpus, snap("vm-no-cpufreq"), {});
+    REQUIRE_FALSE(e);
+    CHECK(e.error().message() == "x.yaml:2:9: steering.cpus: CPU 4-63 does not exist or is offline (online: 0-3)");
+    auto sys = loadProfileText("sysctl:\n  net.core.rmem_maxx: 5\n", "y.yaml", shipped()).value();
+    auto e2 = plan(sys, snap("vm-no-cpufreq"), {});
+    REQUIRE_FALSE(e2);
+    CHECK(e2.error().message() == "y.yaml:2:23: sysctl.net.core.rmem_maxx: no such sysctl on this host");
+}
+
+TEST_CASE("guards only raise or only lower; absent cpufreq is said, not hidden", "[planner]") {
+    auto prof = loadProfileText(
+                    "sysctl:\n  net.core.rmem_max: '>= 1000'\n  net.core.wmem_max: '<= 1000'\n"
+                    "  net.core.somaxconn: 128\ncpu:\n  governor: [performance]\n",
+                    "g.yaml", shipped())
+                    .value();
+    auto p = plan(prof, snap("vm-no-cpufreq"), {}).value();
+    std::map<std::string, const Setting*> byId;
+    for (const auto& s : p.settings) byId[s.id] = &s;
+    CHECK_FALSE(byId["sysctl net.core.rmem_max"]->pending());  // 212992 >= 1000 already
+    CHECK(byId["sysctl net.core.wmem_max"]->desired == "1000");
+    CHECK(byId["sysctl net.core.somaxconn"]->desired == "128");
+    bool govSkipped = false;
+    for (const auto& s : p.skipped) govSkipped = govSkipped || (s.id == "cpu governor" && s.reason.find("cpufreq is absent") != std::string::npos);
+    CHECK(govSkipped);
+}
+
+TEST_CASE("the plan is deterministic", "[planner]") {
+    auto profile = loadProfile("throughput", shipped()).value();
+    auto a = plan(profile, snap("story-20cpu-single-queue"), {}).value();
+    auto b = plan(profile, snap("story-20cpu-single-queue"), {}).value();
+    CHECK(lines(a) == lines(b));
+}

@@ -1,0 +1,121 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "profile/profile.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+std::vector<std::string> shipped() {
+    const char* dir = std::getenv("RXTUNE_PROFILES");
+    REQUIRE(dir != nullptr);
+    return {dir};
+}
+
+std::string errorOf(const std::string& yaml) {
+    auto p = loadProfileText(yaml, "bad.yaml", shipped());
+    REQUIRE_FALSE(p);
+    return p.error().message();
+}
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        std::string t = (std::filesystem::temp_directory_path() / "rxtune-prof-XXXXXX").string();
+        REQUIRE(mkdtemp(t.data()) != nullptr);
+        path = t;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    void put(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
+};
+
+}  // namespace
+
+TEST_CASE("every shipped profile loads and validates", "[profile]") {
+    for (const char* name : {"single-queue-gateway", "balanced", "throughput", "latency"}) {
+        INFO(name);
+        auto p = loadProfile(name, shipped());
+        REQUIRE(p);
+        CHECK(p->name == name);
+        CHECK_FALSE(p->description.empty());
+    }
+}
+
+TEST_CASE("single-queue-gateway carries the story's values", "[profile]") {
+    auto p = loadProfile("single-queue-gateway", shipped()).value();
+    CHECK(p.steering.mode == SteeringMode::kRps);
+    CHECK(p.steering.cpus.kind == CpuChoice::Kind::kAll);
+    CHECK(p.steering.flowEntries == 32768);
+    CHECK(p.sysctls.at("net.core.netdev_max_backlog").values == std::vector<std::int64_t>{300000});
+    CHECK(p.sysctls.at("net.core.netdev_max_backlog").guard == Guard::kAtLeast);
+    CHECK(p.sysctls.at("net.core.rmem_max").values[0] == 256 * 1024 * 1024);
+    CHECK(p.sysctls.at("net.ipv4.tcp_rmem").values.size() == 3);
+    CHECK(p.governors == std::vector<std::string>{"performance"});
+    CHECK(p.match.verdict == Verdict::kSingleQueue);
+    CHECK_FALSE(p.match.includeVirtual);
+}
+
+TEST_CASE("include merges with later-wins semantics", "[profile]") {
+    auto p = loadProfile("latency", shipped()).value();
+    REQUIRE(p.files.size() == 2);
+    CHECK(p.files[0].ends_with("balanced.yaml"));
+    CHECK(p.files[1].ends_with("latency.yaml"));
+    CHECK(p.steering.cpus.kind == CpuChoice::Kind::kNumaLocal);  // inherited
+    CHECK(p.sysctls.at("net.core.netdev_max_backlog").guard == Guard::kAtMost);  // overridden
+    CHECK(p.sysctls.at("net.core.busy_poll").values[0] == 50);
+    auto t = loadProfile("throughput", shipped()).value();
+    CHECK(t.sysctls.count("net.core.rmem_max") == 1);  // from single-queue-gateway
+    CHECK(t.sysctls.at("net.core.netdev_budget").values[0] == 600);
+}
+
+TEST_CASE("profile errors name file, line, column and key", "[profile]") {
+    CHECK(errorOf("steerng:\n  mode: rps\n") ==
+          "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, description, include, match, steering, sysctl)");
+    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp or none, got 'fast'");
+    CHECK(errorOf("steering:\n  rfs:\n    flow_entries: lots\n") ==
+          "bad.yaml:3:19: steering.rfs.flow_entries: expected an integer, got 'lots'");
+    CHECK(errorOf("steering:\n  rfs:\n    flow_entries: -4\n").find("out of range") != std::string::npos);
+    CHECK(errorOf("steering:\n  cpus: 0-3,x\n").find("bad.yaml:2:9: steering.cpus") == 0);
+    CHECK(errorOf("steering:\n  xps: maybe\n") == "bad.yaml:2:8: steering.xps: expected true or false, got 'maybe'");
+    CHECK(errorOf("sysctl:\n  kernel.panic: 1\n") ==
+          "bad.yaml:2:3: sysctl.kernel.panic: only net.* and vm.* sysctls may be set by a profile");
+    CHECK(errorOf("sysctl:\n  net.core.rmem_max: big\n") == "bad.yaml:2:22: sysctl.net.core.rmem_max: expected an integer, got 'big'");
+    CHECK(errorOf("sysctl:\n  net.ipv4.tcp_rmem: 1 2\n").find("one number or three") != std::string::npos);
+    CHECK(errorOf("sysctl:\n  net/core: 1\n").find("is not a sysctl name") != std::string::npos);
+    CHECK(errorOf("match:\n  verdict: fast\n").find("bad.yaml:2:12: match.verdict") == 0);
+    CHECK(errorOf("include: no-such-profile\n").find("bad.yaml:1:10: include: profile no-such-profile: not found") == 0);
+    CHECK(errorOf("steering: [1, 2]\n") == "bad.yaml:1:11: steering: expected a mapping");
+    CHECK(errorOf("cpu:\n  governor: ../../x\n").find("is not a governor name") != std::string::npos);
+    CHECK(errorOf("steering:\n  cpus: cgroup:relative\n").find("must be absolute") != std::string::npos);
+}
+
+TEST_CASE("malformed YAML is located", "[profile]") {
+    auto msg = errorOf("steering:\n  mode: [rps\n");
+    CHECK(msg.find("bad.yaml:") == 0);
+    CHECK(msg.find("malformed YAML") != std::string::npos);
+}
+
+TEST_CASE("include cycles are found", "[profile]") {
+    TempDir d;
+    d.put("a.yaml", "include: b\n");
+    d.put("b.yaml", "include: a\n");
+    auto p = loadProfile("a", {d.path.string()});
+    REQUIRE_FALSE(p);
+    CHECK(p.error().message().find("include cycle") != std::string::npos);
+    CHECK(p.error().message().find("b.yaml:1:10") != std::string::npos);
+}
+
+TEST_CASE("profiles are found by name along the search path, or by path", "[profile]") {
+    TempDir d;
+    d.put("mine.yaml", "include: balanced\nsteering:\n  cpus: '0'\n");
+    auto p = loadProfile("mine", {d.path.string(), shipped()[0]});
+    REQUIRE(p);
+    CHECK(p->steering.cpus.kind == CpuChoice::Kind::kList);
+    CHECK(p->steering.excludeIrqCpus);  // from balanced
+    CHECK(loadProfile((d.path / "mine.yaml").string(), shipped()));
+    CHECK_FALSE(loadProfile("../etc/passwd", shipped()));
+    CHECK_FALSE(loadProfile("nope", shipped()));
+}
