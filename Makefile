@@ -12,7 +12,7 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
-FUZZ_SECONDS ?= 15
+FUZZ_SECONDS ?= 10
 
 .PHONY: all deps build build-asan build-fuzz run test test-unit test-integration test-asan fuzz clean
 
@@ -46,11 +46,13 @@ build-asan: deps $(BUILD_ASAN)/build.ninja
 	meson compile -C $(BUILD_ASAN)
 
 build-fuzz: deps $(BUILD_FUZZ)/build.ninja
-	meson compile -C $(BUILD_FUZZ) cpuset_fuzz interrupts_fuzz
+	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz
 
 # Read-only on this host: shows what rxtune sees.
 run: build
 	./$(BUILD)/agent/rxtune detect
+	@echo
+	./$(BUILD)/agent/rxtune plan || [ $$? -eq 2 ]
 
 test: build build-asan build-fuzz
 	BUILD=$(BUILD) BUILD_ASAN=$(BUILD_ASAN) BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) \

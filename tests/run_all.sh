@@ -35,6 +35,7 @@ stage "unit (asan+ubsan)"    meson test -C "$BUILD_ASAN" --suite unit --print-er
 stage "integration (asan+ubsan)" meson test -C "$BUILD_ASAN" --suite integration --print-errorlogs
 stage "fuzz cpuset"          fuzz cpuset_fuzz tests/fuzz/corpus/cpuset
 stage "fuzz interrupts"      fuzz interrupts_fuzz tests/fuzz/corpus/interrupts
+stage "fuzz profile"         fuzz profile_fuzz tests/fuzz/corpus/profile
 
 echo
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $f"; done

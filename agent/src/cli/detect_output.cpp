@@ -39,7 +39,7 @@ json toJson(const Topology& h) {
     j["initial_netns"] = h.initialNetns;
     json sys = json::array();
     for (const auto& s : h.sysctls) {
-        json e = {{"key", s.key}, {"host_global", s.hostGlobal}, {"present", s.present}};
+        json e = {{"key", s.key}, {"host_global", s.hostGlobal}, {"present", s.present}, {"writable", s.writable}};
         e["value"] = s.present ? json(s.value) : json(nullptr);
         sys.push_back(std::move(e));
     }

@@ -21,6 +21,7 @@ struct SysctlValue {
     std::string key;
     bool hostGlobal = false;
     bool present = false;  // absent: a host-global knob inside a non-initial netns, or an older kernel
+    bool writable = true;  // false: shown read-only here (rmem_max inside a non-initial netns)
     std::string value;     // whitespace-normalised ("4096 131072 6291456")
 };
 

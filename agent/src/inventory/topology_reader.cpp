@@ -152,9 +152,10 @@ Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::
         for (const auto& v : t.sysctls) known = known || v.key == key;
         if (known) continue;
         if (auto ok = validateSysctlKey(key); !ok) return failWith(ok.error());
-        SysctlValue v{key, false, false, {}};
+        SysctlValue v{key, false, false, true, {}};
         if (auto text = fs.read(paths::sysctl(key))) {
             v.present = true;
+            v.writable = fs.writable(paths::sysctl(key));
             v.value = joinFields(*text);
         } else if (text.error().code != ENOENT) {
             return failWith(text.error());
@@ -217,10 +218,11 @@ Result<Topology> readTopology(const FileTree& fs) {
     // Host-global knobs exist only in the initial network namespace: their presence is the test.
     t.initialNetns = fs.exists(paths::sysctl("net.core.netdev_max_backlog"));
     for (const auto& spec : managedSysctls()) {
-        SysctlValue v{spec.key, spec.hostGlobal, false, {}};
+        SysctlValue v{spec.key, spec.hostGlobal, false, true, {}};
         auto text = fs.read(paths::sysctl(spec.key));
         if (text) {
             v.present = true;
+            v.writable = fs.writable(paths::sysctl(spec.key));
             v.value = joinFields(*text);
         } else if (text.error().code != ENOENT) {
             return failWith(text.error());

@@ -154,6 +154,11 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
             }
             return failWith(profileError(in.where, "sysctl." + key, "no such sysctl on this host"));
         }
+        if (!cur->writable) {
+            p.skipped.push_back({"sysctl " + key, "read-only here (inside a non-initial network namespace the kernel "
+                                                  "shows the host's value)"});
+            continue;
+        }
         auto now = numbersOf(cur->value);
         if (now.size() != in.values.size())
             return failWith(profileError(in.where, "sysctl." + key,
@@ -170,7 +175,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     if (rps && !nics.empty() && !profile.sysctls.count("net.core.rps_sock_flow_entries")) {
         const std::string key = "net.core.rps_sock_flow_entries";
         const SysctlValue* cur = findSysctl(host, key);
-        if (cur && cur->present)
+        if (cur && cur->present && cur->writable)
             sysctlDesired[key] = {std::to_string(entries), entries ? "RFS flow table (steering.rfs.flow_entries)" : "RFS off"};
         else
             p.skipped.push_back({"sysctl " + key, "host-global sysctl, absent in this (non-initial) network namespace"});
@@ -182,7 +187,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     }
     if (rps && profile.steering.defaultMask && !nics.empty()) {
         const SysctlValue* cur = findSysctl(host, "net.core.rps_default_mask");
-        if (cur && cur->present)
+        if (cur && cur->present && cur->writable)
             p.settings.push_back({"sysctl net.core.rps_default_mask", paths::sysctl("net.core.rps_default_mask"),
                                   ValueKind::kCpuMask, normalise(ValueKind::kCpuMask, cur->value),
                                   hostTargets->cpus.toMask(), "devices created later start steered"});

@@ -108,6 +108,8 @@ Result<std::string> FileTree::readLink(const std::string& rel) const {
     return std::string(buf.data(), static_cast<size_t>(n));
 }
 
+bool FileTree::writable(const std::string& rel) const { return ::access(full(rel).c_str(), W_OK) == 0; }
+
 bool FileTree::exists(const std::string& rel) const {
     struct stat st {};
     return ::stat(full(rel).c_str(), &st) == 0;

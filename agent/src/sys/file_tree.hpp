@@ -22,6 +22,8 @@ public:
     virtual Result<std::vector<std::string>> list(const std::string& rel) const;
     virtual Result<std::string> readLink(const std::string& rel) const;
     virtual bool exists(const std::string& rel) const;
+    // Whether a write would be permitted (sysctls shown read-only inside a network namespace).
+    virtual bool writable(const std::string& rel) const;
 
     std::string full(const std::string& rel) const;
     const std::string& root() const { return root_; }

@@ -1,0 +1,221 @@
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using nlohmann::json;
+using namespace rxtune::itest;
+
+namespace {
+
+// A scratch state/run/profile directory per test, removed afterwards.
+struct Scratch {
+    std::filesystem::path dir;
+    Scratch() {
+        std::string t = (std::filesystem::temp_directory_path() / "rxtune-it-XXXXXX").string();
+        if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
+        dir = t;
+    }
+    ~Scratch() { std::filesystem::remove_all(dir); }
+    std::string profile(const std::string& name, const std::string& yaml) const {
+        auto p = dir / (name + ".yaml");
+        std::ofstream(p) << yaml;
+        return p.string();
+    }
+    std::vector<std::string> args(std::vector<std::string> a) const {
+        a.insert(a.begin(), rxtuneBin());
+        a.push_back("--state-dir");
+        a.push_back((dir / "state").string());
+        a.push_back("--run-dir");
+        a.push_back((dir / "run").string());
+        return a;
+    }
+};
+
+const char* kVethProfile =
+    "include: throughput\n"
+    "match:\n  interfaces: ['v*', 'mq*']\n  virtual: include\n"
+    "steering:\n  cpus: all\n";
+
+}  // namespace
+
+TEST_CASE("apply, verify, drift and revert on real veth and tap devices", "[integration][tune]") {
+    NetNs ns;
+    Scratch s;
+    ns.ip({"link", "add", "v0", "numtxqueues", "1", "numrxqueues", "1", "type", "veth", "peer", "name", "v1",
+           "numtxqueues", "2", "numrxqueues", "4"});
+    TapQueues mq(ns, "mq0", 4);
+    const std::string prof = s.profile("veth", kVethProfile);
+    const std::string somaxBefore = ns.exec({"cat", "/proc/sys/net/core/somaxconn"}).out;
+    const std::string v1xpsBefore = ns.sysfsRead("class/net/v1/queues/tx-1/xps_cpus");
+
+    Run plan = ns.exec(s.args({"plan", "--profile", prof}));
+    INFO(plan.out << plan.err);
+    CHECK(plan.status == 2);
+    CHECK(plan.out.find("skip    sysctl net.core.netdev_max_backlog") != std::string::npos);  // host-global, in a netns
+
+    Run apply = ns.exec(s.args({"apply", "--profile", prof}));
+    INFO(apply.out << apply.err);
+    REQUIRE(apply.status == 0);
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    std::string all;
+    {
+        unsigned long m = (ncpu >= 64) ? ~0ul : ((1ul << ncpu) - 1);
+        char buf[32];
+        snprintf(buf, sizeof buf, "%lx", m);
+        all = buf;
+    }
+    auto maskOf = [&](const std::string& rel) {
+        std::string v = ns.sysfsRead(rel);
+        v.erase(std::remove(v.begin(), v.end(), ','), v.end());
+        v.erase(0, std::min(v.find_first_not_of('0'), v.size() - 2));
+        while (!v.empty() && v.back() == '\n') v.pop_back();
+        return v;
+    };
+    CHECK(maskOf("class/net/v0/queues/rx-0/rps_cpus") == all);
+    CHECK(maskOf("class/net/v1/queues/rx-3/rps_cpus") == all);
+    CHECK(maskOf("class/net/mq0/queues/rx-2/rps_cpus") == all);
+    CHECK(ns.sysfsRead("class/net/v1/queues/rx-0/rps_flow_cnt") == "8192\n");  // 32768 over 4 RX queues
+    CHECK(ns.sysfsRead("class/net/v0/queues/rx-0/rps_flow_cnt") == "32768\n");
+    CHECK(maskOf("class/net/v1/queues/tx-0/xps_cpus") != "0");                  // 2 TX queues: XPS set
+    // rmem_max is shown read-only inside a netns (the host's value): skipped, and said so.
+    CHECK(apply.out.find("skip sysctl net.core.rmem_max") != std::string::npos);
+    CHECK(ns.exec({"cat", "/proc/sys/net/core/somaxconn"}).out == "65535\n");  // a per-netns sysctl that is set
+
+    Run again = ns.exec(s.args({"apply", "--profile", prof}));
+    CHECK(again.status == 0);
+    CHECK(again.out.find("nothing to do") != std::string::npos);
+    CHECK(ns.exec(s.args({"plan", "--profile", prof})).status == 0);
+
+    CHECK(ns.exec(s.args({"verify"})).status == 0);
+    ns.sysfsWrite("class/net/v0/queues/rx-0/rps_cpus", "0");
+    Run drift = ns.exec(s.args({"verify"}));
+    CHECK(drift.status == 3);
+    CHECK(drift.out.find("v0 rx-0 rps_cpus") != std::string::npos);
+
+    Run revert = ns.exec(s.args({"revert"}));
+    INFO(revert.out << revert.err);
+    REQUIRE(revert.status == 0);
+    CHECK(maskOf("class/net/v0/queues/rx-0/rps_cpus") == "0");
+    CHECK(maskOf("class/net/mq0/queues/rx-2/rps_cpus") == "0");
+    CHECK(ns.sysfsRead("class/net/v1/queues/rx-0/rps_flow_cnt") == "0\n");
+    CHECK(ns.sysfsRead("class/net/v1/queues/tx-1/xps_cpus") == v1xpsBefore);
+    CHECK(ns.exec({"cat", "/proc/sys/net/core/somaxconn"}).out == somaxBefore);
+    CHECK(ns.exec(s.args({"revert"})).out.find("nothing to revert") != std::string::npos);
+}
+
+TEST_CASE("bad profiles fail with a location and change nothing", "[integration][tune]") {
+    NetNs ns;
+    Scratch s;
+    ns.ip({"link", "add", "v0", "type", "veth", "peer", "name", "v1"});
+    struct Case {
+        std::string yaml, mustSay;
+    };
+    const Case cases[] = {
+        {"steering:\n  cpus: 0-4095\nmatch:\n  virtual: include\n", "steering.cpus: CPU"},
+        {"steering:\n  cpus: cgroup:/no/such/cgroup\nmatch:\n  virtual: include\n", "does not exist"},
+        {"stering: {}\n", "bad.yaml:1:1: stering: unknown key"},
+        {"sysctl:\n  net.core.rmem_max: lots\n", "bad.yaml:2:22"},
+        {"sysctl:\n  net.core.rmem_maxx: 1\n", "no such sysctl"},
+        {"steering: [\n", "malformed YAML"},
+    };
+    const std::string before = ns.sysfsRead("class/net/v0/queues/rx-0/rps_cpus");
+    for (const auto& c : cases) {
+        INFO(c.yaml);
+        const std::string prof = s.profile("bad", c.yaml);
+        Run r = ns.exec(s.args({"apply", "--profile", prof}));
+        CHECK(r.status == 1);
+        CHECK(r.err.find(c.mustSay) != std::string::npos);
+        CHECK(r.err.find(prof) != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(s.dir / "state" / "journal.json"));
+        CHECK(ns.sysfsRead("class/net/v0/queues/rx-0/rps_cpus") == before);
+    }
+    Run gone = ns.exec(s.args({"apply", "--profile", s.profile("ok", kVethProfile), "--interface", "nope0"}));
+    CHECK(gone.status == 1);
+    CHECK(gone.err.find("nope0") != std::string::npos);
+}
+
+TEST_CASE("a host-global sysctl changed on the host is restored", "[integration][tune]") {
+    requireRoot();
+    Scratch s;
+    auto read = [] { return mustRun({"cat", "/proc/sys/net/core/netdev_max_backlog"}); };
+    const std::string before = read();
+    const long want = std::stol(before) + 1234;
+    const std::string prof =
+        s.profile("global", "match:\n  interfaces: ['no-such-nic']\nsysctl:\n  net.core.netdev_max_backlog: " +
+                                std::to_string(want) + "\n");
+    Run apply = run(s.args({"apply", "--profile", prof}));
+    INFO(apply.out << apply.err);
+    bool applied = apply.status == 0;
+    std::string during = read();
+    Run revert = run(s.args({"revert"}));
+    if (read() != before) {
+        // Never leave the host changed, even if revert is broken: put it back by hand, then fail.
+        std::ofstream("/proc/sys/net/core/netdev_max_backlog") << before;
+        FAIL("revert did not restore net.core.netdev_max_backlog");
+    }
+    CHECK(applied);
+    CHECK(during == std::to_string(want) + "\n");
+    CHECK(revert.status == 0);
+    CHECK(read() == before);
+}
+
+TEST_CASE("SIGKILL at random moments never loses an original", "[integration][tune][crash]") {
+    NetNs ns;
+    Scratch s;
+    const int kDevices = 150;  // 300 interfaces: veth pairs
+    {
+        std::string batch;
+        for (int i = 0; i < kDevices; ++i)
+            batch += "link add c" + std::to_string(i) + " numrxqueues 2 type veth peer name d" + std::to_string(i) + "\n";
+        std::string file = (s.dir / "batch").string();
+        std::ofstream(file) << batch;
+        ns.ip({"-batch", file});
+    }
+    const std::string prof = s.profile("crash", kVethProfile + std::string("  exclude_isolated: true\nmatch:\n  interfaces: ['c*', 'd*']\n  virtual: include\n"));
+    std::mt19937 rng(12345);
+    for (int round = 0; round < 12; ++round) {
+        INFO("round " << round);
+        // A random pre-existing value on a few queues, so "original" is not simply zero.
+        const std::string marker = std::to_string(1 + round % 2);
+        ns.sysfsWrite("class/net/c" + std::to_string(round) + "/queues/rx-1/rps_cpus", marker);
+        pid_t pid = fork();
+        if (pid == 0) {
+            auto a = s.args({"apply", "--profile", prof});
+            a.insert(a.begin(), {"ip", "netns", "exec", ns.name()});
+            std::vector<char*> argv;
+            for (auto& x : a) argv.push_back(x.data());
+            argv.push_back(nullptr);
+            int devnull = open("/dev/null", O_WRONLY);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+            execvp(argv[0], argv.data());
+            _exit(127);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 400)(rng)));
+        kill(pid, SIGKILL);
+        int st = 0;
+        waitpid(pid, &st, 0);
+        Run rev = ns.exec(s.args({"revert"}));
+        INFO(rev.err);
+        REQUIRE(rev.status == 0);
+        Run check = ns.exec({"sh", "-c", "cat /sys/class/net/*/queues/rx-*/rps_cpus | sort | uniq -c"});
+        std::string expectNonZero = ns.sysfsRead("class/net/c" + std::to_string(round) + "/queues/rx-1/rps_cpus");
+        CHECK(expectNonZero.find(marker) != std::string::npos);
+        // Every other queue is back to empty.
+        Run nz = ns.exec({"sh", "-c", "grep -L '^0*$' /sys/class/net/*/queues/rx-*/rps_cpus | wc -l"});
+        CHECK(std::stoi(nz.out) == 1);
+        Run cnt = ns.exec({"sh", "-c", "grep -L '^0$' /sys/class/net/*/queues/rx-*/rps_flow_cnt | wc -l"});
+        CHECK(std::stoi(cnt.out) == 0);
+        ns.sysfsWrite("class/net/c" + std::to_string(round) + "/queues/rx-1/rps_cpus", "0");
+    }
+}
