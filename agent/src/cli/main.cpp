@@ -7,6 +7,7 @@
 
 #include "cli/detect_output.hpp"
 #include "cli/tune_commands.hpp"
+#include "daemon/daemon.hpp"
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
 #include "sys/file_tree.hpp"
@@ -76,6 +77,10 @@ int main(int argc, char** argv) {
     auto* revert = app.add_subcommand("revert", "Restore every value rxtune changed, then clear the journal");
     addTuneOptions(revert, false);
 
+    std::string configPath = "/etc/rxtune/rxtune.yaml";
+    auto* daemon = app.add_subcommand("daemon", "Run the agent: keep the profile applied, serve Prometheus metrics");
+    auto* configOpt = daemon->add_option("-c,--config", configPath, "Daemon configuration")->capture_default_str();
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -86,5 +91,6 @@ int main(int argc, char** argv) {
     if (apply->parsed()) return rxtune::runApply(tune);
     if (verify->parsed()) return rxtune::runVerify(tune);
     if (revert->parsed()) return rxtune::runRevert(tune);
+    if (daemon->parsed()) return rxtune::runDaemon(configPath, configOpt->count() > 0);
     return 1;
 }

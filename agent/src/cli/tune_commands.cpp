@@ -9,7 +9,7 @@
 
 #include "apply/apply.hpp"
 #include "core/paths.hpp"
-#include "planner/planner.hpp"
+#include "apply/prepare.hpp"
 #include "state/journal.hpp"
 #include "sys/netlink.hpp"
 
@@ -41,20 +41,9 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
     if (!profile) return failWith(profile.error());
     auto nl = Netlink::open();
     if (!nl) return failWith(nl.error());
-    auto snap = takeSnapshot(fs, **nl, o.interfaces);
-    if (!snap) return failWith(snap.error());
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : profile->sysctls) keys.push_back(k);
-    if (auto r = addSysctls(fs, snap->host, keys); !r) return failWith(r.error());
-    PlanOptions opts;
-    opts.interfaces = o.interfaces;
-    const auto& choice = profile->steering.cpus;
-    if (choice.kind == CpuChoice::Kind::kCgroup) {
-        auto cpus = cgroupCpus(fs, snap->host, choice.cgroupPath);
-        if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
-        opts.cgroupCpus[choice.cgroupPath] = *cpus;
-    }
-    return plan(*profile, *snap, opts);
+    auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false);
+    if (!prepared) return failWith(prepared.error());
+    return std::move(prepared->plan);
 }
 
 void warnInterrupted(const JournalStore& store) {

@@ -51,6 +51,12 @@ struct Irq {
 // Drivers name queue IRQs "<x>-input.N", "<x>-rx-N", "<x>-TxRx-N", "mlx5_comp..."; guess the role.
 std::string irqRole(const std::string& name);
 
+// Interface counters from rtnetlink stats64.
+struct LinkStats {
+    std::uint64_t rxPackets = 0, rxBytes = 0, rxDropped = 0, rxErrors = 0;
+    std::uint64_t txPackets = 0, txBytes = 0, txDropped = 0, txErrors = 0;
+};
+
 enum class Verdict { kSingleQueue, kMultiQueue, kVirtual };
 const char* toString(Verdict v);
 
@@ -68,6 +74,7 @@ struct Nic {
     std::vector<TxQueue> tx;
     std::vector<Irq> irqs;
     int numaNode = -1;  // -1: no NUMA affinity
+    LinkStats stats;
     Verdict verdict = Verdict::kVirtual;
 };
 

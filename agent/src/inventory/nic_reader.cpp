@@ -145,6 +145,7 @@ Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable&
     nic.mtu = li.mtu;
     nic.numRxQueues = li.numRxQueues;
     nic.numTxQueues = li.numTxQueues;
+    nic.stats = li.stats;
     if (auto sp = fs.read(paths::netDevFile(li.name, "speed"))) {
         std::int64_t v = 0;
         if (parseSigned(trimmed(*sp), v) && v > 0) nic.speedMbps = v;

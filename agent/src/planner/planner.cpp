@@ -135,9 +135,9 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
 
     std::vector<const Nic*> nics;
     for (const auto& n : snap.nics) {
-        bool chosen = opts.interfaces.empty()
-                          ? matches(profile.match, n)
-                          : std::find(opts.interfaces.begin(), opts.interfaces.end(), n.name) != opts.interfaces.end();
+        const bool byList = opts.explicitInterfaces || !opts.interfaces.empty();
+        bool chosen = byList ? std::find(opts.interfaces.begin(), opts.interfaces.end(), n.name) != opts.interfaces.end()
+                             : matches(profile.match, n);
         if (chosen) nics.push_back(&n);
     }
     const bool rps = profile.steering.mode == SteeringMode::kRps;

@@ -13,6 +13,7 @@ namespace rxtune {
 
 struct PlanOptions {
     std::vector<std::string> interfaces;          // explicit choice; wins over the profile's match
+    bool explicitInterfaces = false;              // use `interfaces` even when it is empty
     std::map<std::string, CpuSet> cgroupCpus;     // effective cpuset of each cgroup the profile names
 };
 

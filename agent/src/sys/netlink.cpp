@@ -152,6 +152,14 @@ Result<std::vector<LinkInfo>> Netlink::links() {
         li.arptype = rtnl_link_get_arptype(link);
         li.numRxQueues = rtnl_link_get_num_rx_queues(link);
         li.numTxQueues = rtnl_link_get_num_tx_queues(link);
+        li.stats.rxPackets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
+        li.stats.rxBytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
+        li.stats.rxDropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
+        li.stats.rxErrors = rtnl_link_get_stat(link, RTNL_LINK_RX_ERRORS);
+        li.stats.txPackets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
+        li.stats.txBytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
+        li.stats.txDropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
+        li.stats.txErrors = rtnl_link_get_stat(link, RTNL_LINK_TX_ERRORS);
         out.push_back(std::move(li));
     }
     std::sort(out.begin(), out.end(), [](const LinkInfo& a, const LinkInfo& b) { return a.ifindex < b.ifindex; });

@@ -22,6 +22,7 @@ struct LinkInfo {
     std::uint32_t mtu = 0;
     std::uint32_t arptype = 0;
     std::uint32_t numRxQueues = 0, numTxQueues = 0;
+    LinkStats stats;
 };
 
 class NetlinkSource {

@@ -1,0 +1,23 @@
+// prepare: snapshot the host for a profile (its extra sysctls, its cgroup) and plan it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "inventory/snapshot.hpp"
+#include "planner/planner.hpp"
+#include "profile/profile.hpp"
+
+namespace rxtune {
+
+struct Prepared {
+    HostSnapshot snapshot;
+    Plan plan;
+};
+
+// interfaces: an explicit list wins over the profile's match; with skipMissing, names that are not
+// there (yet) are left out instead of being an error, as the daemon waits for them to appear.
+Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
+                             const std::vector<std::string>& interfaces, bool skipMissing);
+
+}  // namespace rxtune

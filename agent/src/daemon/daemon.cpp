@@ -1,0 +1,330 @@
+#include "daemon/daemon.hpp"
+
+#include <linux/capability.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <array>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include <prometheus/exposer.h>
+
+#include "apply/apply.hpp"
+#include "apply/prepare.hpp"
+#include "inventory/softnet.hpp"
+#include "metrics/metrics.hpp"
+#include "profile/daemon_config.hpp"
+#include "state/journal.hpp"
+#include "sys/events.hpp"
+#include "sys/netlink.hpp"
+
+#ifndef RXTUNE_VERSION
+#define RXTUNE_VERSION "0.0.0"
+#endif
+
+namespace rxtune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// journald keeps the level when a line starts with <N> (sd-daemon.h's SD_ERR ... SD_DEBUG).
+void logLine(const char* prio, const std::string& msg) { std::cerr << prio << "rxtune: " << msg << std::endl; }
+#define LOG_E(m) logLine(SD_ERR, m)
+#define LOG_W(m) logLine(SD_WARNING, m)
+#define LOG_N(m) logLine(SD_NOTICE, m)
+#define LOG_I(m) logLine(SD_INFO, m)
+
+double epochSeconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string isoNow() {
+    std::time_t t = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// Says once, at start, which capability is missing and what breaks without it.
+void checkCapabilities(const DaemonConfig& cfg) {
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    if (syscall(SYS_capget, &hdr, data) != 0) {
+        LOG_W("cannot read capabilities: " + std::string(std::strerror(errno)));
+        return;
+    }
+    auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1; };
+    if (!has(CAP_NET_ADMIN))
+        LOG_W("missing CAP_NET_ADMIN: writing rps_cpus, rps_flow_cnt, xps_cpus and net.* sysctls will fail");
+    if (geteuid() != 0 && !has(CAP_DAC_OVERRIDE))
+        LOG_W("not root and missing CAP_DAC_OVERRIDE: root-owned sysfs/procfs knobs and the journal cannot be written");
+    auto colon = cfg.listen.rfind(':');
+    if (colon != std::string::npos && std::atoi(cfg.listen.c_str() + colon + 1) < 1024 && !has(CAP_NET_BIND_SERVICE))
+        LOG_W("missing CAP_NET_BIND_SERVICE: cannot listen on " + cfg.listen);
+}
+
+struct Loaded {
+    DaemonConfig config;
+    Profile profile;
+};
+
+Result<Loaded> loadAll(const std::string& path, bool given) {
+    auto cfg = loadDaemonConfig(path, given);
+    if (!cfg) return failWith(cfg.error());
+    auto prof = loadProfile(cfg->profile, profileSearchPath());
+    if (!prof) return failWith(prof.error().withContext("profile " + cfg->profile));
+    return Loaded{std::move(*cfg), std::move(*prof)};
+}
+
+class Agent {
+public:
+    Agent(Loaded loaded, std::string configPath, bool configGiven, FileTree& fs, NetlinkSource& nl, Metrics& metrics)
+        : cfg_(std::move(loaded.config)),
+          profile_(std::move(loaded.profile)),
+          configPath_(std::move(configPath)),
+          configGiven_(configGiven),
+          fs_(fs),
+          nl_(nl),
+          metrics_(metrics),
+          store_(cfg_.stateDir) {}
+
+    int run();
+
+private:
+    enum class Why { kStart, kEvent, kDrift, kReload };
+    void reconcile(Why why);
+    void sampleMetrics();
+    void reload();
+
+    DaemonConfig cfg_;
+    Profile profile_;
+    std::string configPath_;
+    bool configGiven_;
+    FileTree& fs_;
+    NetlinkSource& nl_;
+    Metrics& metrics_;
+    JournalStore store_;
+    UniqueFd driftTimer_, metricsTimer_;
+    std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
+};
+
+void Agent::reconcile(Why why) {
+    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true);
+    if (!prepared) {
+        // A device that vanished between the listing and the reading: its DELLINK event follows.
+        LOG_W("reconcile: " + prepared.error().message());
+        metrics_.recordApply({profile_.name, "failed", epochSeconds(), 0, 0});
+        return;
+    }
+    const Plan& plan = prepared->plan;
+    auto applied = applyPlan(plan, fs_, store_, isoNow());
+    if (!applied) {
+        LOG_E("apply failed, its writes were undone: " + applied.error().message());
+        metrics_.recordApply({profile_.name, "failed", epochSeconds(), 0, plan.pendingCount()});
+        return;
+    }
+    if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
+    for (const auto& s : applied->written) {
+        LOG_I((why == Why::kDrift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
+        if (why == Why::kDrift) metrics_.countDriftCorrection(s.id);
+    }
+    if (why == Why::kEvent && firstEvent_ && !applied->written.empty())
+        metrics_.observeReapplyLatency(Clock::now() - *firstEvent_);
+    const size_t total = plan.settings.size();
+    metrics_.recordApply({plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total, 0});
+    if (!applied->written.empty()) {
+        if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
+    } else {
+        metrics_.updateSnapshot(prepared->snapshot);
+    }
+}
+
+void Agent::sampleMetrics() {
+    auto online = readTopology(fs_);
+    auto softnetText = fs_.read("proc/net/softnet_stat");
+    auto softirqText = fs_.read("proc/softirqs");
+    if (!online || !softnetText || !softirqText) {
+        LOG_W("metrics: cannot read softnet_stat or softirqs");
+        return;
+    }
+    auto softnet = parseSoftnetStat(*softnetText, online->online.cpus());
+    auto netRx = parseNetRxSoftirqs(*softirqText);
+    if (!softnet || !netRx) {
+        LOG_W("metrics: " + (!softnet ? softnet.error().message() : netRx.error().message()));
+        return;
+    }
+    metrics_.updateSoftnet(*softnet, *netRx);
+    if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
+}
+
+void Agent::reload() {
+    auto next = loadAll(configPath_, configGiven_);
+    if (!next) {
+        LOG_E("reload rejected, the running configuration stays: " + next.error().message());
+        return;
+    }
+    if (next->config.listen != cfg_.listen) LOG_W("listen address changes take effect at the next start");
+    next->config.listen = cfg_.listen;
+    if (next->config.stateDir != cfg_.stateDir || next->config.runDir != cfg_.runDir)
+        LOG_W("state_dir/run_dir changes take effect at the next start");
+    next->config.stateDir = cfg_.stateDir;
+    next->config.runDir = cfg_.runDir;
+    cfg_ = std::move(next->config);
+    profile_ = std::move(next->profile);
+    setTimer(driftTimer_, cfg_.driftInterval);
+    setTimer(metricsTimer_, cfg_.metricsInterval);
+    LOG_N("reloaded: profile " + profile_.name);
+    reconcile(Why::kReload);
+}
+
+int Agent::run() {
+    auto sig = openSignalFd({SIGTERM, SIGINT, SIGHUP});
+    auto drift = openTimerFd(cfg_.driftInterval);
+    auto metricsT = openTimerFd(cfg_.metricsInterval);
+    auto links = openLinkMonitor();
+    auto uevents = openUeventMonitor();
+    for (const Result<UniqueFd>* r : {&sig, &drift, &metricsT, &links, &uevents})
+        if (!*r) {
+            LOG_E("start: " + r->error().message());
+            return 1;
+        }
+    driftTimer_ = std::move(*drift);
+    metricsTimer_ = std::move(*metricsT);
+    std::optional<UniqueFd> watchdog;
+    std::uint64_t wdUsec = 0;
+    if (sd_watchdog_enabled(0, &wdUsec) > 0 && wdUsec > 0) {
+        auto w = openTimerFd(std::chrono::milliseconds(std::max<std::uint64_t>(1, wdUsec / 2000)));
+        if (w) watchdog = std::move(*w);
+    }
+
+    UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
+    auto watch = [&](const UniqueFd& fd) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.fd = fd.get();
+        epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd.get(), &ev);
+    };
+    watch(*sig);
+    watch(driftTimer_);
+    watch(metricsTimer_);
+    watch(*links);
+    watch(*uevents);
+    if (watchdog) watch(*watchdog);
+
+    reconcile(Why::kStart);
+    sampleMetrics();
+    sd_notify(0, ("READY=1\nSTATUS=keeping profile " + profile_.name + " applied").c_str());
+    LOG_N("running: profile " + profile_.name + ", metrics on " + cfg_.listen);
+
+    std::array<epoll_event, 16> events{};
+    while (true) {
+        int n = epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), -1);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            LOG_E("epoll_wait: " + std::string(std::strerror(errno)));
+            return 1;
+        }
+        bool eventDue = false, driftDue = false, metricsDue = false, reloadDue = false, stop = false;
+        for (int i = 0; i < n; ++i) {
+            const int fd = events[static_cast<size_t>(i)].data.fd;
+            if (fd == sig->get()) {
+                for (auto s = readSignal(*sig); s && *s; s = readSignal(*sig)) {
+                    if (*s == SIGHUP) reloadDue = true;
+                    else stop = true;
+                }
+            } else if (fd == driftTimer_.get()) {
+                readTimer(driftTimer_);
+                driftDue = true;
+            } else if (fd == metricsTimer_.get()) {
+                readTimer(metricsTimer_);
+                metricsDue = true;
+            } else if (fd == links->get()) {
+                if (!readLinkEvents(*links).empty()) eventDue = true;
+            } else if (fd == uevents->get()) {
+                for (const auto& u : readUevents(*uevents))
+                    if (u.subsystem == "queues" || u.subsystem == "net") eventDue = true;
+            } else if (watchdog && fd == watchdog->get()) {
+                readTimer(*watchdog);
+                sd_notify(0, "WATCHDOG=1");
+            }
+        }
+        if (eventDue && !firstEvent_) firstEvent_ = Clock::now();
+        if (stop) break;
+        if (reloadDue) reload();
+        // Events only mark work as due; one reconcile per burst.
+        if (eventDue) reconcile(Why::kEvent);
+        else if (driftDue) reconcile(Why::kDrift);
+        firstEvent_.reset();
+        if (metricsDue) sampleMetrics();
+    }
+
+    sd_notify(0, "STOPPING=1");
+    if (cfg_.revertOnStop) {
+        auto r = revertAll(fs_, store_);
+        if (!r) {
+            LOG_E("revert on stop failed, journal kept: " + r.error().message());
+            return 1;
+        }
+        LOG_N("stopped and reverted " + std::to_string(r->restored.size()) + " setting(s)");
+    } else {
+        LOG_N("stopped; settings kept (on_stop: keep)");
+    }
+    return 0;
+}
+
+}  // namespace
+
+int runDaemon(const std::string& configPath, bool configGiven) {
+    // Block the signals before any thread exists (the HTTP exposer starts several): threads inherit
+    // the mask, so TERM/INT/HUP reach only the signalfd of the event loop.
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    auto loaded = loadAll(configPath, configGiven);
+    if (!loaded) {
+        LOG_E(loaded.error().message());
+        return 1;
+    }
+    checkCapabilities(loaded->config);
+    auto lock = StateLock::acquire(loaded->config.runDir);
+    if (!lock) {
+        LOG_E(lock.error().message());
+        return 1;
+    }
+    Metrics metrics(RXTUNE_VERSION);
+    std::unique_ptr<prometheus::Exposer> exposer;
+    try {
+        // Enough threads that clients which connect and never finish a request cannot starve
+        // scrapes; they are cut off after request_timeout_ms.
+        exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+            "listening_ports", loaded->config.listen, "num_threads", std::to_string(loaded->config.httpThreads),
+            "request_timeout_ms", "5000", "enable_keep_alive", "no"});
+    } catch (const std::exception& e) {
+        LOG_E("cannot listen on " + loaded->config.listen + ": " + e.what());
+        return 1;
+    }
+    exposer->RegisterCollectable(metrics.registry());
+    FileTree fs("/");
+    auto nl = Netlink::open();
+    if (!nl) {
+        LOG_E(nl.error().message());
+        return 1;
+    }
+    Agent agent(std::move(*loaded), configPath, configGiven, fs, **nl, metrics);
+    return agent.run();
+}
+
+}  // namespace rxtune

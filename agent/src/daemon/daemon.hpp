@@ -1,0 +1,11 @@
+// rxtune daemon: the composition root of the host agent (event loop + HTTP exposer).
+#pragma once
+
+#include <string>
+
+namespace rxtune {
+
+// Runs until SIGTERM/SIGINT. Returns the process exit code.
+int runDaemon(const std::string& configPath, bool configGiven);
+
+}  // namespace rxtune

@@ -1,0 +1,206 @@
+#include "metrics/metrics.hpp"
+
+#include <algorithm>
+
+namespace rxtune {
+
+namespace {
+
+using prometheus::Labels;
+
+std::string key(const Labels& l) {
+    std::string k;
+    for (const auto& [a, b] : l) k += a + "=" + b + ",";
+    return k;
+}
+
+// Children derived from a snapshot: those not seen in this round are removed afterwards.
+template <class T>
+class Round {
+public:
+    Round(prometheus::Family<T>& fam, std::map<std::string, T*>& live) : fam_(fam), live_(live) {}
+    ~Round() {
+        for (auto it = live_.begin(); it != live_.end();) {
+            if (!seen_.count(it->first)) {
+                fam_.Remove(it->second);
+                it = live_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+    Round(const Round&) = delete;
+    Round& operator=(const Round&) = delete;
+    // Drops the child and starts a fresh one (a counter reset, as after a device is re-created).
+    T& fresh(const Labels& l) {
+        const auto k = key(l);
+        if (auto it = live_.find(k); it != live_.end()) {
+            fam_.Remove(it->second);
+            live_.erase(it);
+        }
+        return at(l);
+    }
+    T& at(const Labels& l) {
+        const auto k = key(l);
+        seen_.insert(k);
+        auto it = live_.find(k);
+        if (it != live_.end()) return *it->second;
+        T& c = fam_.Add(l);
+        live_[k] = &c;
+        return c;
+    }
+
+private:
+    prometheus::Family<T>& fam_;
+    std::map<std::string, T*>& live_;
+    std::set<std::string> seen_;
+};
+
+std::string interfaceOf(const std::string& settingId) {
+    auto sp = settingId.find(' ');
+    if (sp == std::string::npos || settingId.starts_with("sysctl ") || settingId.starts_with("cpu")) return "";
+    return settingId.substr(0, sp);
+}
+
+std::string settingOf(const std::string& settingId) {
+    if (settingId.starts_with("sysctl ")) return settingId.substr(7);
+    auto sp = settingId.rfind(' ');
+    return sp == std::string::npos ? settingId : settingId.substr(sp + 1);
+}
+
+}  // namespace
+
+Metrics::Metrics(std::string version)
+    : registry_(std::make_shared<prometheus::Registry>()),
+      build_(prometheus::BuildGauge().Name("rxtune_build_info").Help("rxtune version; always 1").Register(*registry_)),
+      ifInfo_(prometheus::BuildGauge().Name("rxtune_interface_info").Help("Interface facts; always 1").Register(*registry_)),
+      queues_(prometheus::BuildGauge().Name("rxtune_interface_queues").Help("Queues the kernel uses now").Register(*registry_)),
+      queuesMax_(prometheus::BuildGauge()
+                     .Name("rxtune_interface_queues_max")
+                     .Help("Most queues the device offers (ethtool channels max, else allocated queues)")
+                     .Register(*registry_)),
+      steeringCpus_(prometheus::BuildGauge()
+                        .Name("rxtune_queue_steering_cpus")
+                        .Help("CPUs in the queue's rps_cpus (rx) or xps_cpus (tx); 0 = no software steering")
+                        .Register(*registry_)),
+      ifPackets_(prometheus::BuildCounter().Name("rxtune_interface_packets_total").Help("Packets (rtnetlink stats64)").Register(*registry_)),
+      ifBytes_(prometheus::BuildCounter().Name("rxtune_interface_bytes_total").Help("Bytes (rtnetlink stats64)").Register(*registry_)),
+      ifDrops_(prometheus::BuildCounter().Name("rxtune_interface_dropped_packets_total").Help("Dropped packets (rtnetlink stats64)").Register(*registry_)),
+      processed_(prometheus::BuildCounter().Name("rxtune_softnet_processed_packets_total").Help("Packets processed in NET_RX on this CPU (softnet_stat)").Register(*registry_)),
+      dropped_(prometheus::BuildCounter().Name("rxtune_softnet_dropped_packets_total").Help("Packets dropped because the backlog was full (softnet_stat)").Register(*registry_)),
+      squeezed_(prometheus::BuildCounter().Name("rxtune_softnet_times_squeezed_total").Help("NET_RX runs that ended with work left (budget or time exhausted)").Register(*registry_)),
+      receivedRps_(prometheus::BuildCounter().Name("rxtune_softnet_received_rps_total").Help("Times this CPU was woken by RPS to process packets").Register(*registry_)),
+      flowLimit_(prometheus::BuildCounter().Name("rxtune_softnet_flow_limit_total").Help("Packets dropped by the flow limit").Register(*registry_)),
+      backlog_(prometheus::BuildGauge().Name("rxtune_softnet_backlog_packets").Help("Packets waiting in this CPU's backlog").Register(*registry_)),
+      netRx_(prometheus::BuildCounter().Name("rxtune_softirq_net_rx_total").Help("NET_RX softirqs run on this CPU (/proc/softirqs)").Register(*registry_)),
+      governor_(prometheus::BuildGauge().Name("rxtune_cpu_governor_info").Help("cpufreq governor of the CPU; always 1").Register(*registry_)),
+      profile_(prometheus::BuildGauge().Name("rxtune_applied_profile_info").Help("The profile the daemon keeps applied; always 1").Register(*registry_)),
+      settings_(prometheus::BuildGauge().Name("rxtune_settings").Help("Settings of the applied profile by state").Register(*registry_)),
+      applies_(prometheus::BuildCounter().Name("rxtune_applies_total").Help("Reconciliations by result").Register(*registry_)),
+      drift_(prometheus::BuildCounter().Name("rxtune_drift_corrections_total").Help("Settings found changed by someone else and set again").Register(*registry_)),
+      lastApply_(prometheus::BuildGauge().Name("rxtune_last_apply_timestamp_seconds").Help("When the last reconciliation finished").Register(*registry_)),
+      latency_(prometheus::BuildHistogram()
+                   .Name("rxtune_reapply_latency_seconds")
+                   .Help("From a kernel link/queue event to the settings written back")
+                   .Register(*registry_)),
+      busiest_(prometheus::BuildGauge()
+                   .Name("rxtune_rx_busiest_cpu_share")
+                   .Help("Share of NET_RX packets processed by the busiest CPU over the last interval (1 = one core does all)")
+                   .Register(*registry_)) {
+    build_.Add({{"version", std::move(version)}}).Set(1);
+    for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
+    for (const char* s : {"in_sync", "drifted"}) settings_.Add({{"state", s}});
+    lastApply_.Add({});
+    busiest_.Add({});
+}
+
+void Metrics::setCounter(prometheus::Counter& c, double total) {
+    const double now = c.Value();
+    if (total > now) c.Increment(total - now);
+}
+
+void Metrics::updateSnapshot(const HostSnapshot& snap) {
+    Round<prometheus::Gauge> info(ifInfo_, liveInfo_), q(queues_, liveQueues_), qm(queuesMax_, liveQueuesMax_),
+        steer(steeringCpus_, liveSteer_), gov(governor_, liveGov_);
+    Round<prometheus::Counter> pk(ifPackets_, livePackets_), by(ifBytes_, liveBytes_), dr(ifDrops_, liveDrops_);
+    for (const auto& n : snap.nics) {
+        info.at({{"interface", n.name},
+                 {"driver", n.driver.driver},
+                 {"kind", n.kind},
+                 {"verdict", toString(n.verdict)},
+                 {"numa_node", std::to_string(n.numaNode)}})
+            .Set(1);
+        q.at({{"interface", n.name}, {"direction", "rx"}}).Set(static_cast<double>(n.rx.size()));
+        q.at({{"interface", n.name}, {"direction", "tx"}}).Set(static_cast<double>(n.tx.size()));
+        const auto& ch = n.channels;
+        double maxRx = ch.supported ? ch.maxRx + ch.maxCombined : n.numRxQueues;
+        double maxTx = ch.supported ? ch.maxTx + ch.maxCombined : n.numTxQueues;
+        qm.at({{"interface", n.name}, {"direction", "rx"}}).Set(maxRx);
+        qm.at({{"interface", n.name}, {"direction", "tx"}}).Set(maxTx);
+        for (const auto& r : n.rx)
+            steer.at({{"interface", n.name}, {"queue", "rx-" + std::to_string(r.index)}}).Set(r.rpsCpus.count());
+        for (const auto& t : n.tx)
+            if (t.xpsCpus) steer.at({{"interface", n.name}, {"queue", "tx-" + std::to_string(t.index)}}).Set(t.xpsCpus->count());
+        // A re-created device starts its counters at zero again: a fresh child is a counter reset.
+        auto counters = [&](Round<prometheus::Counter>& fam, std::uint64_t rx, std::uint64_t tx) {
+            for (auto [dir, v] : {std::pair<const char*, std::uint64_t>{"rx", rx}, {"tx", tx}}) {
+                const Labels l{{"interface", n.name}, {"direction", dir}};
+                auto* c = &fam.at(l);
+                if (static_cast<double>(v) < c->Value()) c = &fam.fresh(l);
+                setCounter(*c, static_cast<double>(v));
+            }
+        };
+        counters(pk, n.stats.rxPackets, n.stats.txPackets);
+        counters(by, n.stats.rxBytes, n.stats.txBytes);
+        counters(dr, n.stats.rxDropped, n.stats.txDropped);
+    }
+    for (const auto& [cpu, g] : snap.host.governors) gov.at({{"cpu", std::to_string(cpu)}, {"governor", g}}).Set(1);
+}
+
+void Metrics::updateSoftnet(const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, std::uint64_t>& netRx) {
+    std::uint64_t sum = 0, busiest = 0;
+    for (const auto& [cpu, row] : softnet) {
+        const prometheus::Labels l{{"cpu", std::to_string(cpu)}};
+        const std::uint64_t processed = wrapProcessed_[cpu].update(row.processed);
+        setCounter(processed_.Add(l), static_cast<double>(processed));
+        setCounter(dropped_.Add(l), static_cast<double>(wrapDropped_[cpu].update(row.dropped)));
+        setCounter(squeezed_.Add(l), static_cast<double>(wrapSqueezed_[cpu].update(row.timeSqueeze)));
+        setCounter(receivedRps_.Add(l), static_cast<double>(wrapRps_[cpu].update(row.receivedRps)));
+        setCounter(flowLimit_.Add(l), static_cast<double>(wrapFlow_[cpu].update(row.flowLimitCount)));
+        backlog_.Add(l).Set(row.backlogLen);
+        if (auto it = lastProcessed_.find(cpu); it != lastProcessed_.end()) {
+            const std::uint64_t d = processed - it->second;
+            sum += d;
+            busiest = std::max(busiest, d);
+        }
+        lastProcessed_[cpu] = processed;
+    }
+    for (const auto& [cpu, n] : netRx) setCounter(netRx_.Add({{"cpu", std::to_string(cpu)}}), static_cast<double>(n));
+    lastShare_ = sum ? static_cast<double>(busiest) / static_cast<double>(sum) : 0.0;
+    busiest_.Add({}).Set(lastShare_);
+}
+
+void Metrics::recordApply(const ApplyOutcome& o) {
+    applies_.Add({{"result", o.result}}).Increment();
+    if (o.result == "failed") return;
+    if (o.profile != currentProfile_) {
+        if (!currentProfile_.empty()) profile_.Remove(&profile_.Add({{"profile", currentProfile_}}));
+        currentProfile_ = o.profile;
+        profile_.Add({{"profile", o.profile}}).Set(1);
+    }
+    settings_.Add({{"state", "in_sync"}}).Set(static_cast<double>(o.inSync));
+    settings_.Add({{"state", "drifted"}}).Set(static_cast<double>(o.drifted));
+    lastApply_.Add({}).Set(o.timestamp);
+}
+
+void Metrics::countDriftCorrection(const std::string& settingId) {
+    drift_.Add({{"interface", interfaceOf(settingId)}, {"setting", settingOf(settingId)}}).Increment();
+}
+
+void Metrics::observeReapplyLatency(std::chrono::nanoseconds d) {
+    static const prometheus::Histogram::BucketBoundaries kBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,
+                                                                     0.05,   0.1,   0.25,  0.5,   1,    2.5};
+    latency_.Add({}, kBuckets).Observe(std::chrono::duration<double>(d).count());
+}
+
+}  // namespace rxtune

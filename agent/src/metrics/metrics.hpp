@@ -1,0 +1,80 @@
+// Metrics: rxtune's Prometheus families (prometheus-cpp core only; the daemon adds HTTP).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "inventory/snapshot.hpp"
+#include "inventory/softnet.hpp"
+
+namespace rxtune {
+
+struct ApplyOutcome {
+    std::string profile;
+    std::string result;  // "changed", "unchanged", "failed"
+    double timestamp = 0;  // seconds since the epoch
+    size_t inSync = 0, drifted = 0;
+};
+
+class Metrics {
+public:
+    explicit Metrics(std::string version);
+    std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+    // Interface, queue, CPU and governor state from a fresh snapshot.
+    void updateSnapshot(const HostSnapshot& snap);
+    // Per-CPU receive work; also computes rxtune_rx_busiest_cpu_share over the interval since the last call.
+    void updateSoftnet(const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, std::uint64_t>& netRx);
+    void recordApply(const ApplyOutcome& o);
+    void countDriftCorrection(const std::string& settingId);
+    void observeReapplyLatency(std::chrono::nanoseconds d);
+
+    double busiestShare() const { return lastShare_; }
+
+private:
+    static void setCounter(prometheus::Counter& c, double total);
+
+    std::shared_ptr<prometheus::Registry> registry_;
+    prometheus::Family<prometheus::Gauge>& build_;
+    prometheus::Family<prometheus::Gauge>& ifInfo_;
+    prometheus::Family<prometheus::Gauge>& queues_;
+    prometheus::Family<prometheus::Gauge>& queuesMax_;
+    prometheus::Family<prometheus::Gauge>& steeringCpus_;
+    prometheus::Family<prometheus::Counter>& ifPackets_;
+    prometheus::Family<prometheus::Counter>& ifBytes_;
+    prometheus::Family<prometheus::Counter>& ifDrops_;
+    prometheus::Family<prometheus::Counter>& processed_;
+    prometheus::Family<prometheus::Counter>& dropped_;
+    prometheus::Family<prometheus::Counter>& squeezed_;
+    prometheus::Family<prometheus::Counter>& receivedRps_;
+    prometheus::Family<prometheus::Counter>& flowLimit_;
+    prometheus::Family<prometheus::Gauge>& backlog_;
+    prometheus::Family<prometheus::Counter>& netRx_;
+    prometheus::Family<prometheus::Gauge>& governor_;
+    prometheus::Family<prometheus::Gauge>& profile_;
+    prometheus::Family<prometheus::Gauge>& settings_;
+    prometheus::Family<prometheus::Counter>& applies_;
+    prometheus::Family<prometheus::Counter>& drift_;
+    prometheus::Family<prometheus::Gauge>& lastApply_;
+    prometheus::Family<prometheus::Histogram>& latency_;
+    prometheus::Family<prometheus::Gauge>& busiest_;
+
+    // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
+    std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_;
+    std::map<std::string, prometheus::Counter*> livePackets_, liveBytes_, liveDrops_;
+    std::map<unsigned, WrapCounter> wrapProcessed_, wrapDropped_, wrapSqueezed_, wrapRps_, wrapFlow_;
+    std::map<unsigned, std::uint64_t> lastProcessed_;
+    double lastShare_ = 0;
+    std::string currentProfile_;
+};
+
+}  // namespace rxtune

@@ -1,0 +1,128 @@
+#include "profile/daemon_config.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/paths.hpp"
+
+namespace rxtune {
+
+namespace {
+
+struct ConfigError {
+    YAML::Mark mark;
+    std::string key, what;
+};
+
+[[noreturn]] void bad(const YAML::Node& n, const std::string& key, const std::string& what) {
+    throw ConfigError{n.Mark(), key, what};
+}
+
+std::string scalar(const YAML::Node& n, const std::string& key) {
+    if (!n.IsScalar()) bad(n, key, "expected a string");
+    return n.Scalar();
+}
+
+// "30s", "500ms", "2m" or a bare number of seconds.
+std::chrono::milliseconds duration(const YAML::Node& n, const std::string& key, long minMs) {
+    const std::string s = scalar(n, key);
+    long v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    const std::string unit(p, s.data() + s.size());
+    if (ec != std::errc() || v < 0) bad(n, key, "expected a duration such as 30s or 500ms, got '" + s + "'");
+    long ms = 0;
+    if (unit.empty() || unit == "s") ms = v * 1000;
+    else if (unit == "ms") ms = v;
+    else if (unit == "m") ms = v * 60000;
+    else bad(n, key, "unknown unit '" + unit + "' (use ms, s or m)");
+    if (ms < minMs) bad(n, key, "must be at least " + std::to_string(minMs) + "ms");
+    return std::chrono::milliseconds(ms);
+}
+
+}  // namespace
+
+Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::string& file) {
+    DaemonConfig c;
+    c.file = file;
+    auto located = [&](const YAML::Mark& m, const std::string& key, const std::string& what) {
+        std::string where = file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+        return fail(EINVAL, key.empty() ? where : where + ": " + key, "", what);
+    };
+    try {
+        YAML::Node root = YAML::Load(text);
+        if (root.IsNull()) return c;
+        if (!root.IsMap()) bad(root, "", "expected a mapping");
+        static const std::set<std::string> kKeys = {"profile", "interfaces", "listen", "drift_interval",
+                                                    "metrics_interval", "on_stop", "state_dir", "run_dir",
+                                                    "http_threads"};
+        for (const auto& kv : root) {
+            const auto k = kv.first.as<std::string>();
+            if (!kKeys.count(k)) {
+                std::string list;
+                for (const auto& a : kKeys) list += (list.empty() ? "" : ", ") + a;
+                bad(kv.first, k, "unknown key (expected one of: " + list + ")");
+            }
+        }
+        if (auto n = root["profile"]) c.profile = scalar(n, "profile");
+        if (auto n = root["interfaces"]) {
+            if (!n.IsSequence()) bad(n, "interfaces", "expected a list of interface names");
+            for (const auto& e : n) {
+                auto name = scalar(e, "interfaces");
+                if (auto ok = validateIfName(name); !ok) bad(e, "interfaces", ok.error().message());
+                c.interfaces.push_back(name);
+            }
+        }
+        if (auto n = root["listen"]) {
+            c.listen = scalar(n, "listen");
+            auto colon = c.listen.rfind(':');
+            unsigned port = 0;
+            const std::string ps = colon == std::string::npos ? "" : c.listen.substr(colon + 1);
+            auto [p, ec] = std::from_chars(ps.data(), ps.data() + ps.size(), port);
+            if (colon == std::string::npos || ec != std::errc() || p != ps.data() + ps.size() || port > 65535)
+                bad(n, "listen", "expected address:port such as 0.0.0.0:9867, got '" + c.listen + "'");
+        }
+        if (auto n = root["drift_interval"]) c.driftInterval = duration(n, "drift_interval", 100);
+        if (auto n = root["metrics_interval"]) c.metricsInterval = duration(n, "metrics_interval", 100);
+        if (auto n = root["on_stop"]) {
+            auto v = scalar(n, "on_stop");
+            if (v == "revert") c.revertOnStop = true;
+            else if (v == "keep") c.revertOnStop = false;
+            else bad(n, "on_stop", "expected keep or revert, got '" + v + "'");
+        }
+        if (auto n = root["state_dir"]) c.stateDir = scalar(n, "state_dir");
+        if (auto n = root["run_dir"]) c.runDir = scalar(n, "run_dir");
+        if (auto n = root["http_threads"]) {
+            auto s = scalar(n, "http_threads");
+            unsigned v = 0;
+            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (ec != std::errc() || p != s.data() + s.size() || v < 2 || v > 64)
+                bad(n, "http_threads", "expected an integer from 2 to 64, got '" + s + "'");
+            c.httpThreads = v;
+        }
+    } catch (const ConfigError& e) {
+        return located(e.mark, e.key, e.what);
+    } catch (const YAML::Exception& e) {
+        return located(e.mark, "", "malformed YAML: " + e.msg);
+    }
+    return c;
+}
+
+Result<DaemonConfig> loadDaemonConfig(const std::string& path, bool mustExist) {
+    std::ifstream in(path);
+    if (!in) {
+        if (!mustExist && errno == ENOENT) {
+            DaemonConfig c;
+            return c;
+        }
+        return fail(errno ? errno : ENOENT, "read", path);
+    }
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parseDaemonConfig(ss.str(), path);
+}
+
+}  // namespace rxtune

@@ -1,0 +1,29 @@
+// DaemonConfig: /etc/rxtune/rxtune.yaml, validated like profiles (file:line:col errors).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace rxtune {
+
+struct DaemonConfig {
+    std::string file;  // where it came from; empty for defaults
+    std::string profile = "single-queue-gateway";
+    std::vector<std::string> interfaces;  // overrides the profile's match when not empty
+    std::string listen = "0.0.0.0:9867";  // Prometheus scrape endpoint
+    std::chrono::milliseconds driftInterval{30000};
+    std::chrono::milliseconds metricsInterval{5000};
+    bool revertOnStop = false;  // on_stop: keep (default) | revert
+    std::string stateDir = "/var/lib/rxtune";
+    std::string runDir = "/run/rxtune";
+    unsigned httpThreads = 8;
+};
+
+// A missing file at the default path means defaults; a missing file given explicitly is an error.
+Result<DaemonConfig> loadDaemonConfig(const std::string& path, bool mustExist);
+Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::string& file);
+
+}  // namespace rxtune

@@ -1,0 +1,169 @@
+#include "sys/events.hpp"
+
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstring>
+
+namespace rxtune {
+
+UniqueFd::~UniqueFd() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
+    if (this != &o) {
+        if (fd_ >= 0) ::close(fd_);
+        fd_ = o.fd_;
+        o.fd_ = -1;
+    }
+    return *this;
+}
+
+Result<UniqueFd> openSignalFd(std::initializer_list<int> signals) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : signals) sigaddset(&set, s);
+    if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return fail(errno, "sigprocmask", "");
+    int fd = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (fd < 0) return fail(errno, "signalfd", "");
+    return UniqueFd(fd);
+}
+
+Result<int> readSignal(const UniqueFd& fd) {
+    signalfd_siginfo si{};
+    ssize_t n = ::read(fd.get(), &si, sizeof si);
+    if (n < 0) return errno == EAGAIN ? Result<int>(0) : fail(errno, "read", "signalfd");
+    return static_cast<int>(si.ssi_signo);
+}
+
+Result<UniqueFd> openTimerFd(std::chrono::milliseconds period) {
+    int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (fd < 0) return fail(errno, "timerfd_create", "");
+    UniqueFd out(fd);
+    if (auto r = setTimer(out, period); !r) return failWith(r.error());
+    return out;
+}
+
+Result<void> setTimer(const UniqueFd& fd, std::chrono::milliseconds period) {
+    itimerspec its{};
+    its.it_interval.tv_sec = static_cast<time_t>(period.count() / 1000);
+    its.it_interval.tv_nsec = static_cast<long>((period.count() % 1000) * 1000000);
+    its.it_value = its.it_interval;
+    if (::timerfd_settime(fd.get(), 0, &its, nullptr) != 0) return fail(errno, "timerfd_settime", "");
+    return {};
+}
+
+std::uint64_t readTimer(const UniqueFd& fd) {
+    std::uint64_t n = 0;
+    if (::read(fd.get(), &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return 0;
+    return n;
+}
+
+Result<UniqueFd> openLinkMonitor() {
+    int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
+    if (fd < 0) return fail(errno, "socket", "NETLINK_ROUTE");
+    UniqueFd out(fd);
+    sockaddr_nl sa{};
+    sa.nl_family = AF_NETLINK;
+    sa.nl_groups = RTMGRP_LINK;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return fail(errno, "bind", "RTMGRP_LINK");
+    int rcvbuf = 1 << 20;  // bursts of hundreds of links must not overrun
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    return out;
+}
+
+std::vector<LinkEvent> readLinkEvents(const UniqueFd& fd) {
+    std::vector<LinkEvent> out;
+    alignas(nlmsghdr) std::array<char, 65536> buf{};
+    while (true) {
+        ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
+        if (n < 0) {
+            if (errno == ENOBUFS) {
+                out.push_back(LinkEvent{});  // lost events: resynchronise everything
+                continue;
+            }
+            break;  // EAGAIN: drained
+        }
+        int len = static_cast<int>(n);
+        for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, static_cast<unsigned>(len));
+             h = NLMSG_NEXT(h, len)) {
+            if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK) continue;
+            auto* ifi = static_cast<ifinfomsg*>(NLMSG_DATA(h));
+            LinkEvent ev;
+            ev.removed = h->nlmsg_type == RTM_DELLINK;
+            ev.ifindex = ifi->ifi_index;
+            ev.flags = ifi->ifi_flags;
+            int alen = static_cast<int>(IFLA_PAYLOAD(h));
+            for (auto* a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
+                const void* data = RTA_DATA(a);
+                if (a->rta_type == IFLA_IFNAME) ev.name.assign(static_cast<const char*>(data), strnlen(static_cast<const char*>(data), RTA_PAYLOAD(a)));
+                else if (a->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(a) >= 4) std::memcpy(&ev.numRx, data, 4);
+                else if (a->rta_type == IFLA_NUM_TX_QUEUES && RTA_PAYLOAD(a) >= 4) std::memcpy(&ev.numTx, data, 4);
+            }
+            out.push_back(std::move(ev));
+        }
+    }
+    return out;
+}
+
+Result<UniqueFd> openUeventMonitor() {
+    int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+    if (fd < 0) return fail(errno, "socket", "NETLINK_KOBJECT_UEVENT");
+    UniqueFd out(fd);
+    sockaddr_nl sa{};
+    sa.nl_family = AF_NETLINK;
+    sa.nl_groups = 1;  // kernel events, not udev's re-broadcasts
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return fail(errno, "bind", "uevent");
+    int rcvbuf = 1 << 20;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+    return out;
+}
+
+bool parseUevent(const char* data, size_t len, Uevent& out) {
+    out = Uevent{};
+    size_t pos = 0;
+    bool first = true;
+    while (pos < len) {
+        size_t end = pos;
+        while (end < len && data[end] != '\0') ++end;
+        std::string field(data + pos, end - pos);
+        if (first) {
+            if (field.find('@') == std::string::npos) return false;  // libudev datagram, not the kernel's
+            first = false;
+        } else if (field.starts_with("ACTION=")) {
+            out.action = field.substr(7);
+        } else if (field.starts_with("DEVPATH=")) {
+            out.devpath = field.substr(8);
+        } else if (field.starts_with("SUBSYSTEM=")) {
+            out.subsystem = field.substr(10);
+        }
+        pos = end + 1;
+    }
+    return !out.action.empty() && !out.devpath.empty();
+}
+
+std::vector<Uevent> readUevents(const UniqueFd& fd) {
+    std::vector<Uevent> out;
+    std::array<char, 8192> buf{};
+    while (true) {
+        ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
+        if (n < 0) {
+            if (errno == ENOBUFS) {
+                out.push_back(Uevent{"resync", "", "queues"});
+                continue;
+            }
+            break;
+        }
+        Uevent ev;
+        if (parseUevent(buf.data(), static_cast<size_t>(n), ev)) out.push_back(std::move(ev));
+    }
+    return out;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,63 @@
+// Event sources for the daemon's epoll loop: signalfd, timerfd, rtnetlink link events, uevents.
+#pragma once
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace rxtune {
+
+// An owned file descriptor; closed on destruction, movable, not copyable.
+class UniqueFd {
+public:
+    UniqueFd() = default;
+    explicit UniqueFd(int fd) : fd_(fd) {}
+    ~UniqueFd();
+    UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
+    UniqueFd& operator=(UniqueFd&& o) noexcept;
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+    int get() const { return fd_; }
+
+private:
+    int fd_ = -1;
+};
+
+// Blocks the given signals for the process and delivers them through a file descriptor.
+Result<UniqueFd> openSignalFd(std::initializer_list<int> signals);
+Result<int> readSignal(const UniqueFd& fd);  // signal number, or 0 if none pending
+
+// A periodic CLOCK_MONOTONIC timer; readTimer returns how many periods expired.
+Result<UniqueFd> openTimerFd(std::chrono::milliseconds period);
+Result<void> setTimer(const UniqueFd& fd, std::chrono::milliseconds period);
+std::uint64_t readTimer(const UniqueFd& fd);
+
+struct LinkEvent {
+    bool removed = false;  // RTM_DELLINK
+    int ifindex = 0;
+    std::string name;
+    std::uint32_t numRx = 0, numTx = 0;
+    std::uint32_t flags = 0;
+};
+
+// rtnetlink socket subscribed to RTNLGRP_LINK (new, changed, deleted links).
+Result<UniqueFd> openLinkMonitor();
+// Drains the socket; an overrun (ENOBUFS) is reported as one event with ifindex 0: "resync all".
+std::vector<LinkEvent> readLinkEvents(const UniqueFd& fd);
+
+struct Uevent {
+    std::string action, devpath, subsystem;
+};
+
+// Kernel uevent socket (NETLINK_KOBJECT_UEVENT, group 1).
+Result<UniqueFd> openUeventMonitor();
+std::vector<Uevent> readUevents(const UniqueFd& fd);
+// Parses one kernel uevent datagram ("add@/devices/...\0ACTION=add\0SUBSYSTEM=queues\0...").
+bool parseUevent(const char* data, size_t len, Uevent& out);
+
+}  // namespace rxtune

@@ -1,0 +1,281 @@
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using namespace rxtune::itest;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Waits for a condition the daemon must bring about; the deadline is generous, not a timing claim.
+bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds deadline = 10s) {
+    auto end = std::chrono::steady_clock::now() + deadline;
+    while (std::chrono::steady_clock::now() < end) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(50ms);
+    }
+    return cond();
+}
+
+// A daemon running inside a test namespace with its own config, state and run directories.
+class Daemon {
+public:
+    Daemon(const NetNs& ns, const std::string& configYaml, int port) : ns_(ns), port_(port) {
+        std::string t = (std::filesystem::temp_directory_path() / "rxtune-d-XXXXXX").string();
+        if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
+        dir_ = t;
+        std::ofstream(dir_ / "profile.yaml") << "include: single-queue-gateway\n"
+                                                "match:\n  interfaces: ['v*']\n  virtual: include\n";
+        writeConfig(configYaml);
+        pid_ = fork();
+        if (pid_ == 0) {
+            int err = open((dir_ / "log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            int devnull = open("/dev/null", O_RDWR);
+            dup2(devnull, 0);
+            dup2(err, 1);
+            dup2(err, 2);
+            const std::string cfg = (dir_ / "rxtune.yaml").string();
+            execlp("ip", "ip", "netns", "exec", ns_.name().c_str(), rxtuneBin().c_str(), "daemon", "--config",
+                   cfg.c_str(), nullptr);
+            _exit(127);
+        }
+    }
+    ~Daemon() {
+        if (pid_ > 0 && !exited_) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+        std::filesystem::remove_all(dir_);
+    }
+    Daemon(const Daemon&) = delete;
+    Daemon& operator=(const Daemon&) = delete;
+
+    void writeConfig(const std::string& extra) {
+        std::ofstream(dir_ / "rxtune.yaml") << "profile: " << (dir_ / "profile.yaml").string() << "\n"
+                                            << "listen: 127.0.0.1:" << port_ << "\n"
+                                            << "state_dir: " << (dir_ / "state").string() << "\n"
+                                            << "run_dir: " << (dir_ / "run").string() << "\n"
+                                            << extra;
+    }
+    void writeRawConfig(const std::string& text) { std::ofstream(dir_ / "rxtune.yaml") << text; }
+    std::string metrics() const {
+        return ns_.exec({"curl", "-s", "--max-time", "5", "http://127.0.0.1:" + std::to_string(port_) + "/metrics"}).out;
+    }
+    bool ready() const { return metrics().find("rxtune_build_info") != std::string::npos; }
+    void signal(int sig) const { kill(pid_, sig); }
+    bool alive() {
+        if (exited_) return false;
+        int st = 0;
+        if (waitpid(pid_, &st, WNOHANG) == pid_) {
+            exited_ = true;
+            status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+            return false;
+        }
+        return true;
+    }
+    int wait() {
+        if (!exited_) {
+            int st = 0;
+            waitpid(pid_, &st, 0);
+            exited_ = true;
+            status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        return status_;
+    }
+    std::string log() const { return slurp(dir_ / "log"); }
+    const std::filesystem::path& dir() const { return dir_; }
+
+private:
+    const NetNs& ns_;
+    int port_;
+    std::filesystem::path dir_;
+    pid_t pid_ = -1;
+    bool exited_ = false;
+    int status_ = -1;
+};
+
+// The value of the first sample of `name` (with labels) in a scrape, or -1.
+double sample(const std::string& scrape, const std::string& series) {
+    std::istringstream in(scrape);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+    return -1;
+}
+
+std::string rps(const NetNs& ns, const std::string& dev, int q) {
+    std::string v = ns.sysfsRead("class/net/" + dev + "/queues/rx-" + std::to_string(q) + "/rps_cpus");
+    return v.substr(0, v.find('\n'));
+}
+bool steered(const NetNs& ns, const std::string& dev, int q) {
+    try {
+        return rps(ns, dev, q).find_first_not_of("0,") != std::string::npos;
+    } catch (const std::exception&) {
+        return false;  // the device or queue is not there (yet)
+    }
+}
+
+}  // namespace
+
+TEST_CASE("the daemon re-applies on link events, queue changes and drift", "[integration][daemon]") {
+    NetNs ns;
+    ns.ip({"link", "add", "v0", "numrxqueues", "4", "numtxqueues", "4", "type", "veth", "peer", "name", "v1"});
+    Daemon d(ns, "drift_interval: 60s\nmetrics_interval: 500ms\non_stop: revert\n", 19871);
+    REQUIRE(eventually([&] { return d.ready(); }));
+    INFO(d.log());
+    CHECK(steered(ns, "v0", 0));
+    CHECK(steered(ns, "v1", 0));
+
+    SECTION("a deleted and re-created device is steered again by the link event") {
+        ns.ip({"link", "del", "v0"});
+        ns.ip({"link", "add", "v0", "numrxqueues", "2", "type", "veth", "peer", "name", "v1"});
+        CHECK(eventually([&] { return steered(ns, "v0", 0) && steered(ns, "v0", 1) && steered(ns, "v1", 0); }));
+    }
+    SECTION("queues added by a channel change are steered at once") {
+        mustRun({"ip", "netns", "exec", ns.name(), "ethtool", "-L", "v0", "rx", "1"});
+        mustRun({"ip", "netns", "exec", ns.name(), "ethtool", "-L", "v0", "rx", "4"});
+        CHECK(eventually([&] { return steered(ns, "v0", 3) && steered(ns, "v0", 2); }));
+    }
+    SECTION("a hand edit is corrected by the drift timer and counted") {
+        d.writeConfig("drift_interval: 300ms\nmetrics_interval: 500ms\non_stop: revert\n");
+        d.signal(SIGHUP);
+        REQUIRE(eventually([&] { return d.log().find("reloaded") != std::string::npos; }));
+        ns.sysfsWrite("class/net/v0/queues/rx-1/rps_cpus", "0");
+        CHECK(eventually([&] { return steered(ns, "v0", 1); }));
+        CHECK(eventually([&] {
+            return sample(d.metrics(), "rxtune_drift_corrections_total{interface=\"v0\",setting=\"rps_cpus\"}") >= 1;
+        }));
+    }
+    const std::string m = d.metrics();
+    CHECK(m.find("rxtune_interface_info{driver=\"veth\",interface=\"v0\"") != std::string::npos);
+    CHECK(sample(m, "rxtune_applies_total{result=\"changed\"}") >= 1);
+    d.signal(SIGTERM);
+    CHECK(d.wait() == 0);
+    CHECK_FALSE(steered(ns, "v0", 0));  // on_stop: revert
+    CHECK(d.log().find("stopped and reverted") != std::string::npos);
+}
+
+TEST_CASE("re-apply latency is measured and exported", "[integration][daemon]") {
+    NetNs ns;
+    Daemon d(ns, "drift_interval: 60s\nmetrics_interval: 200ms\n", 19872);
+    REQUIRE(eventually([&] { return d.ready(); }));
+    for (int i = 0; i < 5; ++i) {
+        ns.ip({"link", "add", "v" + std::to_string(10 + i), "type", "veth", "peer", "name", "w" + std::to_string(i)});
+        REQUIRE(eventually([&] { return steered(ns, "v" + std::to_string(10 + i), 0); }));
+    }
+    const std::string m = d.metrics();
+    CHECK(sample(m, "rxtune_reapply_latency_seconds_count") >= 1);
+    CHECK(sample(m, "rxtune_reapply_latency_seconds_bucket{le=\"1\"}") >= 1);
+}
+
+TEST_CASE("a real Prometheus scrapes the daemon; promtool accepts its output", "[integration][daemon][prometheus]") {
+    NetNs ns;
+    ns.ip({"link", "add", "v0", "type", "veth", "peer", "name", "v1"});
+    Daemon d(ns, "metrics_interval: 500ms\n", 19873);
+    REQUIRE(eventually([&] { return d.ready(); }));
+
+    Run check = ns.exec({"sh", "-c", "curl -s http://127.0.0.1:19873/metrics | promtool check metrics"});
+    INFO(check.out << check.err);
+    CHECK(check.status == 0);
+
+    const auto promDir = d.dir() / "prom";
+    std::filesystem::create_directories(promDir / "data");
+    std::ofstream(promDir / "prometheus.yml") << "global:\n  scrape_interval: 1s\n"
+                                                 "scrape_configs:\n  - job_name: rxtune\n"
+                                                 "    static_configs:\n      - targets: ['127.0.0.1:19873']\n";
+    pid_t prom = fork();
+    if (prom == 0) {
+        int devnull = open("/dev/null", O_RDWR);
+        dup2(devnull, 0);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        const std::string cfg = "--config.file=" + (promDir / "prometheus.yml").string();
+        const std::string data = "--storage.tsdb.path=" + (promDir / "data").string();
+        execlp("ip", "ip", "netns", "exec", ns.name().c_str(), "prometheus", cfg.c_str(), data.c_str(),
+               "--web.listen-address=127.0.0.1:19090", nullptr);
+        _exit(127);
+    }
+    struct Reap {
+        pid_t pid;
+        ~Reap() {
+            kill(pid, SIGTERM);
+            waitpid(pid, nullptr, 0);
+        }
+    } reap{prom};
+    auto query = [&](const std::string& q) {
+        Run r = ns.exec({"curl", "-s", "--max-time", "3", "-G", "http://127.0.0.1:19090/api/v1/query", "--data-urlencode",
+                         "query=" + q});
+        try {
+            return nlohmann::json::parse(r.out);
+        } catch (...) {
+            return nlohmann::json();
+        }
+    };
+    bool up = eventually(
+        [&] {
+            auto j = query("up{job=\"rxtune\"}");
+            return j.is_object() && j["status"] == "success" && !j["data"]["result"].empty() &&
+                   j["data"]["result"][0]["value"][1] == "1";
+        },
+        40s);
+    CHECK(up);
+    auto info = query("rxtune_interface_info{interface=\"v0\"}");
+    REQUIRE(info.is_object());
+    REQUIRE_FALSE(info["data"]["result"].empty());
+    CHECK(info["data"]["result"][0]["metric"]["driver"] == "veth");
+    auto share = query("rxtune_rx_busiest_cpu_share");
+    CHECK_FALSE(share["data"]["result"].empty());
+}
+
+TEST_CASE("config errors: at start a located exit, on SIGHUP the old config keeps running", "[integration][daemon]") {
+    NetNs ns;
+    {
+        Daemon bad(ns, "drift_interval: soon\n", 19874);
+        CHECK(bad.wait() == 1);
+        CHECK(bad.log().find("rxtune.yaml:5:17: drift_interval: expected a duration") != std::string::npos);
+    }
+    {
+        Daemon bad(ns, "listn: 1\n", 19874);
+        CHECK(bad.wait() == 1);
+        CHECK(bad.log().find("listn: unknown key") != std::string::npos);
+    }
+    Daemon d(ns, "", 19874);
+    REQUIRE(eventually([&] { return d.ready(); }));
+    d.writeRawConfig("profile: [broken\n");
+    d.signal(SIGHUP);
+    CHECK(eventually([&] { return d.log().find("reload rejected") != std::string::npos; }));
+    CHECK(d.alive());
+    CHECK(d.ready());
+}
+
+TEST_CASE("the endpoint serves parallel scrapes while idle clients hold connections", "[integration][daemon]") {
+    NetNs ns;
+    Daemon d(ns, "", 19875);
+    REQUIRE(eventually([&] { return d.ready(); }));
+    // Six clients connect and never send a request; then 40 scrapes run 20 at a time.
+    Run r = ns.exec({"bash", "-c",
+                     "for i in 1 2 3 4 5 6; do (exec 3<>/dev/tcp/127.0.0.1/19875; sleep 8) & done; sleep 0.5;"
+                     "seq 40 | xargs -P 20 -I{} curl -s -o /dev/null -w '%{http_code}\\n' --max-time 4 "
+                     "http://127.0.0.1:19875/metrics | grep -c '^200$'; kill $(jobs -p) 2>/dev/null; true"});
+    INFO(r.err);
+    CHECK(std::stoi(r.out) == 40);
+    CHECK(d.alive());
+}
