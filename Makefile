@@ -46,7 +46,7 @@ build-asan: deps $(BUILD_ASAN)/build.ninja
 	meson compile -C $(BUILD_ASAN)
 
 build-fuzz: deps $(BUILD_FUZZ)/build.ninja
-	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz
+	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz tests/softnet_fuzz
 
 # Read-only on this host: shows what rxtune sees.
 run: build

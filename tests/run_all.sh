@@ -36,6 +36,7 @@ stage "integration (asan+ubsan)" meson test -C "$BUILD_ASAN" --suite integration
 stage "fuzz cpuset"          fuzz cpuset_fuzz tests/fuzz/corpus/cpuset
 stage "fuzz interrupts"      fuzz interrupts_fuzz tests/fuzz/corpus/interrupts
 stage "fuzz profile"         fuzz profile_fuzz tests/fuzz/corpus/profile
+stage "fuzz softnet/uevent"  fuzz softnet_fuzz tests/fuzz/corpus/softnet
 
 echo
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $f"; done

@@ -279,3 +279,12 @@ TEST_CASE("the endpoint serves parallel scrapes while idle clients hold connecti
     CHECK(std::stoi(r.out) == 40);
     CHECK(d.alive());
 }
+
+TEST_CASE("the shipped alerting rules pass promtool", "[integration][prometheus]") {
+    const char* src = std::getenv("RXTUNE_SOURCE");
+    REQUIRE(src != nullptr);
+    Run r = run({"promtool", "check", "rules", std::string(src) + "/packaging/prometheus/rxtune-alerts.yml"});
+    INFO(r.out << r.err);
+    CHECK(r.status == 0);
+    CHECK(r.out.find("SUCCESS: 5 rules found") != std::string::npos);
+}

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <prometheus/text_serializer.h>
+
+#include "../support/fixture.hpp"
+#include "metrics/metrics.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+std::string render(const Metrics& m) {
+    prometheus::TextSerializer s;
+    return s.Serialize(m.registry()->Collect());
+}
+
+double value(const std::string& text, const std::string& series) {
+    auto p = text.find("\n" + series + " ");
+    if (p == std::string::npos) return -1;
+    return std::stod(text.substr(p + series.size() + 2));
+}
+
+SoftnetRow processed(std::uint32_t n) {
+    SoftnetRow r;
+    r.processed = n;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("busiest CPU share: 1 when one core does all, 1/N when spread", "[metrics]") {
+    Metrics m("test");
+    m.updateSoftnet({{0, processed(100)}, {1, processed(100)}}, {{0, 1}, {1, 1}});
+    m.updateSoftnet({{0, processed(1100)}, {1, processed(100)}}, {{0, 2}, {1, 1}});
+    CHECK(m.busiestShare() == Approx(1.0));
+    m.updateSoftnet({{0, processed(1600)}, {1, processed(600)}}, {{0, 3}, {1, 2}});
+    CHECK(m.busiestShare() == Approx(0.5));
+    CHECK(value(render(m), "rxtune_rx_busiest_cpu_share") == Approx(0.5));
+}
+
+TEST_CASE("softnet counters survive the kernel's 32-bit wrap", "[metrics]") {
+    Metrics m("test");
+    m.updateSoftnet({{0, processed(0xfffffff0u)}}, {});
+    m.updateSoftnet({{0, processed(0x10u)}}, {});
+    CHECK(value(render(m), "rxtune_softnet_processed_packets_total{cpu=\"0\"}") == Approx(4294967312.0));
+}
+
+TEST_CASE("snapshot metrics follow interfaces coming and going", "[metrics]") {
+    auto root = test::fixtureRoot("numa2-multi-queue");
+    FileTree fs(root.string());
+    test::FakeNetlink nl(root);
+    auto snap = takeSnapshot(fs, nl, {}).value();
+    Metrics m("1.2.3");
+    m.updateSnapshot(snap);
+    auto text = render(m);
+    CHECK(text.find("rxtune_build_info{version=\"1.2.3\"} 1") != std::string::npos);
+    CHECK(text.find("rxtune_interface_info{driver=\"mlx5_core\",interface=\"ens1f0\",kind=\"physical\",numa_node=\"1\",verdict=\"multi-queue\"} 1") !=
+          std::string::npos);
+    CHECK(value(text, "rxtune_interface_queues{direction=\"rx\",interface=\"ens1f0\"}") == 8);
+    CHECK(value(text, "rxtune_interface_queues_max{direction=\"rx\",interface=\"ens1f0\"}") == 16);
+    CHECK(value(text, "rxtune_queue_steering_cpus{interface=\"ens1f0\",queue=\"rx-0\"}") == 0);
+    CHECK(text.find("rxtune_cpu_governor_info{cpu=\"9\",governor=\"performance\"} 1") != std::string::npos);
+    snap.nics.erase(snap.nics.begin() + 1);  // ens1f0 goes away
+    m.updateSnapshot(snap);
+    text = render(m);
+    CHECK(text.find("interface=\"ens1f0\"") == std::string::npos);
+}
+
+TEST_CASE("apply results, drift and latency", "[metrics]") {
+    Metrics m("t");
+    m.recordApply({"p1", "changed", 1700000000, 10, 0});
+    m.recordApply({"p2", "unchanged", 1700000001, 12, 0});
+    m.recordApply({"p2", "failed", 1700000002, 0, 3});
+    m.countDriftCorrection("v0 rx-1 rps_cpus");
+    m.countDriftCorrection("sysctl net.core.rmem_max");
+    m.observeReapplyLatency(std::chrono::milliseconds(3));
+    auto text = render(m);
+    CHECK(value(text, "rxtune_applies_total{result=\"changed\"}") == 1);
+    CHECK(value(text, "rxtune_applies_total{result=\"failed\"}") == 1);
+    CHECK(text.find("rxtune_applied_profile_info{profile=\"p1\"}") == std::string::npos);
+    CHECK(value(text, "rxtune_applied_profile_info{profile=\"p2\"}") == 1);
+    CHECK(value(text, "rxtune_settings{state=\"in_sync\"}") == 12);
+    CHECK(value(text, "rxtune_last_apply_timestamp_seconds") == Approx(1700000001));
+    CHECK(value(text, "rxtune_drift_corrections_total{interface=\"v0\",setting=\"rps_cpus\"}") == 1);
+    CHECK(value(text, "rxtune_drift_corrections_total{interface=\"\",setting=\"net.core.rmem_max\"}") == 1);
+    CHECK(value(text, "rxtune_reapply_latency_seconds_bucket{le=\"0.005\"}") == 1);
+    CHECK(value(text, "rxtune_reapply_latency_seconds_bucket{le=\"0.002\"}") == 0);
+}
