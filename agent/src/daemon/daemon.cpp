@@ -142,8 +142,11 @@ void Agent::reconcile(Why why) {
     }
     if (why == Why::kEvent && firstEvent_ && !applied->written.empty())
         metrics_.observeReapplyLatency(Clock::now() - *firstEvent_);
+    // "drifted": what the last drift check found changed by someone else (and has set again).
     const size_t total = plan.settings.size();
-    metrics_.recordApply({plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total, 0});
+    const size_t drifted = why == Why::kDrift ? applied->written.size() : 0;
+    metrics_.recordApply(
+        {plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
     if (!applied->written.empty()) {
         if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
     } else {

@@ -95,7 +95,10 @@ Metrics::Metrics(std::string version)
       netRx_(prometheus::BuildCounter().Name("rxtune_softirq_net_rx_total").Help("NET_RX softirqs run on this CPU (/proc/softirqs)").Register(*registry_)),
       governor_(prometheus::BuildGauge().Name("rxtune_cpu_governor_info").Help("cpufreq governor of the CPU; always 1").Register(*registry_)),
       profile_(prometheus::BuildGauge().Name("rxtune_applied_profile_info").Help("The profile the daemon keeps applied; always 1").Register(*registry_)),
-      settings_(prometheus::BuildGauge().Name("rxtune_settings").Help("Settings of the applied profile by state").Register(*registry_)),
+      settings_(prometheus::BuildGauge()
+                    .Name("rxtune_settings")
+                    .Help("Settings of the applied profile: in_sync, or drifted (found changed at the last drift check, then set again)")
+                    .Register(*registry_)),
       applies_(prometheus::BuildCounter().Name("rxtune_applies_total").Help("Reconciliations by result").Register(*registry_)),
       drift_(prometheus::BuildCounter().Name("rxtune_drift_corrections_total").Help("Settings found changed by someone else and set again").Register(*registry_)),
       lastApply_(prometheus::BuildGauge().Name("rxtune_last_apply_timestamp_seconds").Help("When the last reconciliation finished").Register(*registry_)),
