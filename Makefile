@@ -7,14 +7,15 @@ SHELL := /bin/bash
 APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
 	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libfmt-dev libsystemd-dev \
-	libexpected-dev iproute2 ethtool python3 prometheus curl
+	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter \
+	scdoc bash-completion debhelper dpkg-dev lintian fakeroot
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps build build-asan build-fuzz run test test-unit test-integration test-asan fuzz clean
+.PHONY: all deps build build-asan build-fuzz run test deb clean
 
 all: build
 
@@ -30,7 +31,7 @@ deps:
 	fi
 
 $(BUILD)/build.ninja: | deps
-	meson setup $(BUILD)
+	meson setup $(BUILD) --prefix=/usr
 
 $(BUILD_ASAN)/build.ninja: | deps
 	meson setup $(BUILD_ASAN) -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
@@ -58,5 +59,13 @@ test: build build-asan build-fuzz
 	BUILD=$(BUILD) BUILD_ASAN=$(BUILD_ASAN) BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  tests/run_all.sh
 
+# Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.
+deb: deps
+	rm -rf build-deb && mkdir -p build-deb/src
+	git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} build-deb/src/
+	cp -r packaging/debian build-deb/src/debian
+	cd build-deb/src && dpkg-buildpackage -us -uc -b -j$$(nproc) > ../build.log 2>&1 || { tail -50 ../build.log; exit 1; }
+	ls build-deb/*.deb
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ)
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-deb

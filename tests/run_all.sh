@@ -33,6 +33,8 @@ stage "unit"                 meson test -C "$BUILD" --suite unit --print-errorlo
 stage "integration"          meson test -C "$BUILD" --suite integration --print-errorlogs
 stage "unit (asan+ubsan)"    meson test -C "$BUILD_ASAN" --suite unit --print-errorlogs
 stage "integration (asan+ubsan)" meson test -C "$BUILD_ASAN" --suite integration --print-errorlogs
+stage "staged install"       tests/package/staged_install.sh "$BUILD"
+stage "package"              tests/package/test_package.sh
 stage "fuzz cpuset"          fuzz cpuset_fuzz tests/fuzz/corpus/cpuset
 stage "fuzz interrupts"      fuzz interrupts_fuzz tests/fuzz/corpus/interrupts
 stage "fuzz profile"         fuzz profile_fuzz tests/fuzz/corpus/profile

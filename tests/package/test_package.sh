@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Builds the .deb, checks it with lintian, installs it, runs the installed rxtune, checks the systemd
+# units and the minimal capability set, upgrades over a journal, purges, and checks nothing is left.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+NS=rxt-pkg-$$
+TMP=$(mktemp -d)
+cleanup() {
+  ip netns del "$NS" 2>/dev/null || true
+  pkill -f "rxtune daemon --config $TMP" 2>/dev/null || true
+  dpkg --purge rxtune >/dev/null 2>&1 || true
+  rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+step() { echo "--- $*"; }
+
+if dpkg-query -W -f='${Status}' rxtune 2>/dev/null | grep "install ok installed" >/dev/null; then
+  echo "rxtune is already installed on this machine; refusing to replace it"; exit 1
+fi
+
+step "make deb"
+# REUSE_DEB=1 tests the package already in build-deb/ (for iterating on this script).
+if [ -z "${REUSE_DEB:-}" ]; then
+  make --no-print-directory deb > "$TMP/deb.log" 2>&1 || { tail -40 "$TMP/deb.log"; exit 1; }
+fi
+DEB=$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)
+
+step "lintian (no errors allowed)"
+lintian --fail-on error --suppress-tags bogus-mail-host "$DEB" 2>/dev/null
+
+step "install"
+dpkg -i "$DEB" > /dev/null
+rxtune --version
+dpkg-query -W -f='${Conffiles}\n' rxtune | grep '/etc/rxtune/rxtune.yaml' >/dev/null || { echo "rxtune.yaml is not a conffile"; exit 1; }
+test -x /usr/sbin/rxtune && test -f /usr/share/rxtune/profiles/single-queue-gateway.yaml
+rxtune detect > /dev/null
+rc=0; rxtune plan > "$TMP/plan.txt" || rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 2 ] || { echo "installed rxtune plan failed ($rc)"; cat "$TMP/plan.txt"; exit 1; }
+grep -q "profile single-queue-gateway (/usr/share/rxtune/profiles/single-queue-gateway.yaml)" "$TMP/plan.txt"
+
+step "systemd-analyze verify and security"
+systemd-analyze verify /lib/systemd/system/rxtune.service /lib/systemd/system/rxtune-apply.service
+systemd-analyze security --offline=true /lib/systemd/system/rxtune.service 2>/dev/null | tail -1
+
+step "capabilities: CAP_NET_ADMIN alone is enough; without it steering fails"
+ip netns add "$NS"
+ip -n "$NS" link set lo up
+ip -n "$NS" link add v0 numrxqueues 2 type veth peer name v1
+printf "include: single-queue-gateway\nmatch:\n  interfaces: ['v*']\n  virtual: include\n" > "$TMP/p.yaml"
+caps() { ip netns exec "$NS" setpriv --inh-caps="-all$1" --ambient-caps="-all$1" --bounding-set="-all$1" "${@:2}"; }
+caps ",+net_admin" rxtune apply -p "$TMP/p.yaml" --state-dir "$TMP/s1" --run-dir "$TMP/r1" > /dev/null
+[ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" != "" ]
+caps ",+net_admin" rxtune revert --state-dir "$TMP/s1" --run-dir "$TMP/r1" > /dev/null
+rc=0; caps "" rxtune apply -p "$TMP/p.yaml" --state-dir "$TMP/s2" --run-dir "$TMP/r2" 2> "$TMP/nocap.err" || rc=$?
+[ $rc -eq 1 ] && grep -q "rps_cpus" "$TMP/nocap.err" && grep -q "Operation not permitted" "$TMP/nocap.err" ||
+  { echo "without CAP_NET_ADMIN apply should fail on rps_cpus"; cat "$TMP/nocap.err"; exit 1; }
+[ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" = "" ]
+# The daemon under exactly that set: steers, serves metrics, says nothing is missing.
+cat > "$TMP/d.yaml" <<YAML
+profile: $TMP/p.yaml
+listen: 127.0.0.1:19890
+state_dir: $TMP/s3
+run_dir: $TMP/r3
+on_stop: revert
+YAML
+# Not through caps(): $! must be the daemon itself (ip and setpriv exec it), not a subshell.
+ip netns exec "$NS" setpriv --inh-caps=-all,+net_admin --ambient-caps=-all,+net_admin --bounding-set=-all,+net_admin \
+  rxtune daemon --config "$TMP/d.yaml" > /dev/null 2> "$TMP/d.log" &
+dpid=$!
+for _ in $(seq 50); do ip netns exec "$NS" curl -sf -o /dev/null http://127.0.0.1:19890/metrics && break; sleep 0.1; done
+ip netns exec "$NS" curl -s http://127.0.0.1:19890/metrics | grep 'rxtune_applies_total{result="changed"} 1' >/dev/null
+grep -q "missing CAP" "$TMP/d.log" && { echo "daemon reported a missing capability"; cat "$TMP/d.log"; exit 1; }
+kill -TERM $dpid; wait $dpid
+ip netns exec "$NS" setpriv --inh-caps=-all --ambient-caps=-all --bounding-set=-all \
+  rxtune daemon --config "$TMP/d.yaml" > /dev/null 2> "$TMP/d2.log" &
+dpid=$!
+for _ in $(seq 50); do grep -q "running:" "$TMP/d2.log" && break; sleep 0.1; done
+kill -TERM $dpid; wait $dpid || true
+grep -q "missing CAP_NET_ADMIN" "$TMP/d2.log" && grep -q "apply failed" "$TMP/d2.log" ||
+  { echo "daemon without CAP_NET_ADMIN should say so and fail to apply"; cat "$TMP/d2.log"; exit 1; }
+
+step "upgrade keeps the journal"
+ip netns exec "$NS" rxtune apply -p "$TMP/p.yaml" > /dev/null
+test -f /var/lib/rxtune/journal.json
+dpkg -i "$DEB" > /dev/null
+test -f /var/lib/rxtune/journal.json
+ip netns exec "$NS" rxtune revert > /dev/null
+ip netns del "$NS"
+
+step "purge leaves nothing behind"
+ip netns exec 2>/dev/null || true
+mkdir -p /var/lib/rxtune && echo '{}' > /var/lib/rxtune/leftover
+dpkg --purge rxtune > /dev/null
+for p in /usr/sbin/rxtune /etc/rxtune /var/lib/rxtune /usr/share/rxtune /lib/systemd/system/rxtune.service \
+         /usr/share/man/man8/rxtune.8.gz /usr/share/bash-completion/completions/rxtune; do
+  [ ! -e "$p" ] || { echo "left behind after purge: $p"; exit 1; }
+done
+echo "package: ok"

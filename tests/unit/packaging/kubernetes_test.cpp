@@ -1,0 +1,65 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include <yaml-cpp/yaml.h>
+
+#include "profile/daemon_config.hpp"
+
+using namespace rxtune;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path source() {
+    const char* s = std::getenv("RXTUNE_SOURCE");
+    REQUIRE(s != nullptr);
+    return s;
+}
+
+std::vector<YAML::Node> docs(const std::string& file) { return YAML::LoadAllFromFile((source() / "packaging/kubernetes" / file).string()); }
+
+YAML::Node kind(const std::vector<YAML::Node>& all, const std::string& k) {
+    for (const auto& d : all)
+        if (d["kind"].as<std::string>() == k) return d;
+    FAIL("no " << k);
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("the Kubernetes manifests parse and agree with the daemon and the package", "[packaging]") {
+    auto cm = kind(docs("configmap.yaml"), "ConfigMap");
+    auto ds = kind(docs("daemonset.yaml"), "DaemonSet");
+    auto sm = docs("servicemonitor.yaml");
+
+    // The ConfigMap's rxtune.yaml is a valid daemon config naming a shipped profile.
+    auto cfg = parseDaemonConfig(cm["data"]["rxtune.yaml"].as<std::string>(), "configmap.yaml");
+    REQUIRE(cfg);
+    CHECK(fs::exists(source() / "profiles" / (cfg->profile + ".yaml")));
+    const std::string port = cfg->listen.substr(cfg->listen.rfind(':') + 1);
+
+    const auto pod = ds["spec"]["template"];
+    CHECK(pod["spec"]["hostNetwork"].as<bool>());
+    CHECK(pod["metadata"]["annotations"]["prometheus.io/port"].as<std::string>() == port);
+    const auto c = pod["spec"]["containers"][0];
+    CHECK(c["ports"][0]["containerPort"].as<std::string>() == port);
+    CHECK(c["livenessProbe"]["httpGet"]["port"].as<std::string>() == port);
+    CHECK(c["livenessProbe"]["httpGet"]["path"].as<std::string>() == "/metrics");
+    CHECK(c["command"][0].as<std::string>() == "/usr/sbin/rxtune");
+    CHECK(c["command"][3].as<std::string>() == "/etc/rxtune/rxtune.yaml");
+    CHECK_FALSE(c["securityContext"]["privileged"].as<bool>());
+    CHECK(c["securityContext"]["capabilities"]["add"][0].as<std::string>() == "NET_ADMIN");
+
+    std::set<std::string> mounts, hostPaths;
+    for (const auto& m : c["volumeMounts"]) mounts.insert(m["mountPath"].as<std::string>());
+    for (const auto& v : pod["spec"]["volumes"])
+        if (v["hostPath"]) hostPaths.insert(v["hostPath"]["path"].as<std::string>());
+    CHECK(mounts == std::set<std::string>{"/etc/rxtune", "/sys", "/proc/sys", cfg->stateDir, cfg->runDir});
+    CHECK(hostPaths == std::set<std::string>{"/sys", "/proc/sys", "/var/lib/rxtune", "/run/rxtune"});
+
+    REQUIRE(sm.size() == 2);
+    CHECK(sm[0]["spec"]["ports"][0]["port"].as<std::string>() == port);
+    CHECK(sm[1]["spec"]["endpoints"][0]["port"].as<std::string>() == c["ports"][0]["name"].as<std::string>());
+}
