@@ -38,7 +38,9 @@ bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds dea
 // A daemon running inside a test namespace with its own config, state and run directories.
 class Daemon {
 public:
-    Daemon(const NetNs& ns, const std::string& configYaml, int port) : ns_(ns), port_(port) {
+    // wrapper: commands run between `ip netns exec NS` and rxtune (setpriv with a capability set).
+    Daemon(const NetNs& ns, const std::string& configYaml, int port, std::vector<std::string> wrapper = {})
+        : ns_(ns), port_(port) {
         std::string t = (std::filesystem::temp_directory_path() / "rxtune-d-XXXXXX").string();
         if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
         dir_ = t;
@@ -52,9 +54,14 @@ public:
             dup2(devnull, 0);
             dup2(err, 1);
             dup2(err, 2);
-            const std::string cfg = (dir_ / "rxtune.yaml").string();
-            execlp("ip", "ip", "netns", "exec", ns_.name().c_str(), rxtuneBin().c_str(), "daemon", "--config",
-                   cfg.c_str(), nullptr);
+            std::vector<std::string> argv = {"ip", "netns", "exec", ns_.name()};
+            argv.insert(argv.end(), wrapper.begin(), wrapper.end());
+            for (const auto& a : {rxtuneBin(), std::string("daemon"), std::string("--config"), (dir_ / "rxtune.yaml").string()})
+                argv.push_back(a);
+            std::vector<char*> args;
+            for (auto& a : argv) args.push_back(a.data());
+            args.push_back(nullptr);
+            execvp(args[0], args.data());
             _exit(127);
         }
     }
@@ -287,4 +294,27 @@ TEST_CASE("the shipped alerting rules pass promtool", "[integration][prometheus]
     INFO(r.out << r.err);
     CHECK(r.status == 0);
     CHECK(r.out.find("SUCCESS: 5 rules found") != std::string::npos);
+}
+
+TEST_CASE("BPF accounting in the daemon, and a clear message without BPF permissions", "[integration][daemon][bpf]") {
+    NetNs ns;
+    {
+        Daemon d(ns, "metrics_interval: 200ms\n", 19876);
+        REQUIRE(eventually([&] { return d.ready(); }));
+        REQUIRE(eventually([&] { return d.metrics().find("rxtune_softirq_net_rx_seconds_total{cpu=\"0\"}") != std::string::npos; }));
+        CHECK(sample(d.metrics(), "rxtune_bpf_info{program=\"softirq\",state=\"available\"}") == 1);
+    }
+    // CAP_NET_ADMIN only: steering works, BPF is refused; said once, everything else keeps working.
+    Daemon d(ns, "metrics_interval: 200ms\n", 19877,
+             {"setpriv", "--inh-caps=-all,+net_admin", "--ambient-caps=-all,+net_admin", "--bounding-set=-all,+net_admin"});
+    REQUIRE(eventually([&] { return d.ready(); }));
+    const std::string log = d.log();
+    INFO(log);
+    CHECK(log.find("BPF softirq accounting unavailable, other metrics unaffected") != std::string::npos);
+    CHECK(log.find("CAP_BPF") != std::string::npos);
+    const std::string m = d.metrics();
+    CHECK(sample(m, "rxtune_bpf_info{program=\"softirq\",state=\"error\"}") == 1);
+    CHECK(m.find("rxtune_softirq_net_rx_seconds_total{") == std::string::npos);
+    CHECK(eventually([&] { return d.metrics().find("rxtune_softnet_processed_packets_total{cpu=\"0\"}") != std::string::npos; }));
+    CHECK(d.alive());
 }

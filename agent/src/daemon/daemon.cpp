@@ -20,6 +20,7 @@
 
 #include "apply/apply.hpp"
 #include "apply/prepare.hpp"
+#include "bpf/softirq_accounting.hpp"
 #include "inventory/softnet.hpp"
 #include "metrics/metrics.hpp"
 #include "profile/daemon_config.hpp"
@@ -68,6 +69,8 @@ void checkCapabilities(const DaemonConfig& cfg) {
     auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1; };
     if (!has(CAP_NET_ADMIN))
         LOG_W("missing CAP_NET_ADMIN: writing rps_cpus, rps_flow_cnt, xps_cpus and net.* sysctls will fail");
+    if (!has(CAP_SYS_ADMIN) && (!has(CAP_BPF) || !has(CAP_PERFMON)))
+        LOG_W("missing CAP_BPF/CAP_PERFMON: exact softirq accounting (BPF) will be off");
     if (geteuid() != 0 && !has(CAP_DAC_OVERRIDE))
         LOG_W("not root and missing CAP_DAC_OVERRIDE: root-owned sysfs/procfs knobs and the journal cannot be written");
     auto colon = cfg.listen.rfind(':');
@@ -117,6 +120,7 @@ private:
     Metrics& metrics_;
     JournalStore store_;
     UniqueFd driftTimer_, metricsTimer_;
+    std::unique_ptr<SoftirqAccounting> bpf_;  // null where BPF is not available
     std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
 };
 
@@ -169,6 +173,10 @@ void Agent::sampleMetrics() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
+    if (bpf_) {
+        if (auto v = bpf_->read()) metrics_.updateBpf(*v);
+        else LOG_W("metrics: " + v.error().message());
+    }
     if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
 }
 
@@ -226,6 +234,15 @@ int Agent::run() {
     watch(*uevents);
     if (watchdog) watch(*watchdog);
 
+    // Exact softirq accounting where BPF is available; said once, and every other metric works without it.
+    if (auto acc = SoftirqAccounting::load()) {
+        bpf_ = std::move(*acc);
+        metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
+    } else {
+        const bool unsupported = acc.error().code == ENOTSUP;
+        metrics_.setBpfState("softirq", unsupported ? BpfAvailability::kNotSupported : BpfAvailability::kError);
+        LOG_W("BPF softirq accounting unavailable, other metrics unaffected: " + acc.error().message());
+    }
     reconcile(Why::kStart);
     sampleMetrics();
     sd_notify(0, ("READY=1\nSTATUS=keeping profile " + profile_.name + " applied").c_str());

@@ -109,7 +109,13 @@ Metrics::Metrics(std::string version)
       busiest_(prometheus::BuildGauge()
                    .Name("rxtune_rx_busiest_cpu_share")
                    .Help("Share of NET_RX packets processed by the busiest CPU over the last interval (1 = one core does all)")
-                   .Register(*registry_)) {
+                   .Register(*registry_)),
+      bpfNetRxSeconds_(prometheus::BuildCounter().Name("rxtune_softirq_net_rx_seconds_total").Help("Time spent in NET_RX softirq on this CPU (BPF, exact)").Register(*registry_)),
+      bpfNapiPolls_(prometheus::BuildCounter().Name("rxtune_napi_polls_total").Help("NAPI polls on this CPU (BPF)").Register(*registry_)),
+      bpfNapiPackets_(prometheus::BuildCounter().Name("rxtune_napi_packets_total").Help("Packets processed by NAPI polls on this CPU (BPF)").Register(*registry_)),
+      bpfBudget_(prometheus::BuildCounter().Name("rxtune_napi_budget_exhausted_total").Help("NAPI polls that used their whole budget (BPF)").Register(*registry_)),
+      bpfCpumap_(prometheus::BuildCounter().Name("rxtune_cpumap_packets_total").Help("Packets processed by this CPU's XDP cpumap kthread (BPF)").Register(*registry_)),
+      bpfInfo_(prometheus::BuildGauge().Name("rxtune_bpf_info").Help("Whether a BPF program is loaded; always 1").Register(*registry_)) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
     for (const char* s : {"in_sync", "drifted"}) settings_.Add({{"state", s}});
@@ -194,6 +200,22 @@ void Metrics::recordApply(const ApplyOutcome& o) {
     settings_.Add({{"state", "in_sync"}}).Set(static_cast<double>(o.inSync));
     settings_.Add({{"state", "drifted"}}).Set(static_cast<double>(o.drifted));
     lastApply_.Add({}).Set(o.timestamp);
+}
+
+void Metrics::updateBpf(const std::map<unsigned, CpuSoftirq>& perCpu) {
+    for (const auto& [cpu, v] : perCpu) {
+        const prometheus::Labels l{{"cpu", std::to_string(cpu)}};
+        setCounter(bpfNetRxSeconds_.Add(l), static_cast<double>(v.netRxNs) / 1e9);
+        setCounter(bpfNapiPolls_.Add(l), static_cast<double>(v.napiPolls));
+        setCounter(bpfNapiPackets_.Add(l), static_cast<double>(v.napiPackets));
+        setCounter(bpfBudget_.Add(l), static_cast<double>(v.budgetExhausted));
+        setCounter(bpfCpumap_.Add(l), static_cast<double>(v.cpumapPackets));
+    }
+}
+
+void Metrics::setBpfState(const std::string& program, BpfAvailability state) {
+    for (auto s : {BpfAvailability::kAvailable, BpfAvailability::kNotSupported, BpfAvailability::kError})
+        bpfInfo_.Add({{"program", program}, {"state", toString(s)}}).Set(s == state ? 1 : 0);
 }
 
 void Metrics::countDriftCorrection(const std::string& settingId) {

@@ -14,6 +14,7 @@
 #include <prometheus/registry.h>
 
 #include "inventory/snapshot.hpp"
+#include "bpf/softirq_accounting.hpp"
 #include "inventory/softnet.hpp"
 
 namespace rxtune {
@@ -35,6 +36,9 @@ public:
     // Per-CPU receive work; also computes rxtune_rx_busiest_cpu_share over the interval since the last call.
     void updateSoftnet(const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, std::uint64_t>& netRx);
     void recordApply(const ApplyOutcome& o);
+    // Exact NET_RX accounting from BPF (totals since load), and whether it is there at all.
+    void updateBpf(const std::map<unsigned, CpuSoftirq>& perCpu);
+    void setBpfState(const std::string& program, BpfAvailability state);
     void countDriftCorrection(const std::string& settingId);
     void observeReapplyLatency(std::chrono::nanoseconds d);
 
@@ -67,6 +71,12 @@ private:
     prometheus::Family<prometheus::Gauge>& lastApply_;
     prometheus::Family<prometheus::Histogram>& latency_;
     prometheus::Family<prometheus::Gauge>& busiest_;
+    prometheus::Family<prometheus::Counter>& bpfNetRxSeconds_;
+    prometheus::Family<prometheus::Counter>& bpfNapiPolls_;
+    prometheus::Family<prometheus::Counter>& bpfNapiPackets_;
+    prometheus::Family<prometheus::Counter>& bpfBudget_;
+    prometheus::Family<prometheus::Counter>& bpfCpumap_;
+    prometheus::Family<prometheus::Gauge>& bpfInfo_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
     std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_;

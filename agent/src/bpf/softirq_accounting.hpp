@@ -1,0 +1,48 @@
+// SoftirqAccounting: the softirq.bpf.c skeleton loaded and attached (RAII), read as per-CPU totals.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "core/result.hpp"
+
+struct softirq_bpf;
+
+namespace rxtune {
+
+struct CpuSoftirq {
+    std::uint64_t netRxCount = 0, netRxNs = 0;
+    std::uint64_t napiPolls = 0, napiPackets = 0, budgetExhausted = 0;
+    std::uint64_t cpumapRuns = 0, cpumapPackets = 0;
+};
+
+enum class BpfAvailability { kAvailable, kNotSupported, kError };
+const char* toString(BpfAvailability a);
+
+struct BpfProbe {
+    BpfAvailability state = BpfAvailability::kError;
+    std::string reason;  // why not, in words that name what is missing
+};
+
+class SoftirqAccounting {
+public:
+    // Opens, loads and attaches; the error says whether BTF or a capability is missing.
+    static Result<std::unique_ptr<SoftirqAccounting>> load();
+    ~SoftirqAccounting();
+    SoftirqAccounting(const SoftirqAccounting&) = delete;
+    SoftirqAccounting& operator=(const SoftirqAccounting&) = delete;
+
+    // cpu -> totals since load.
+    Result<std::map<unsigned, CpuSoftirq>> read() const;
+
+private:
+    explicit SoftirqAccounting(softirq_bpf* skel) : skel_(skel) {}
+    softirq_bpf* skel_;
+};
+
+// available / not supported (no BTF, kernel without tp_btf) / error (permissions, verifier ...).
+BpfProbe probeSoftirqAccounting();
+
+}  // namespace rxtune
