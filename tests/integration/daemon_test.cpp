@@ -86,7 +86,8 @@ public:
     std::string metrics() const {
         return ns_.exec({"curl", "-s", "--max-time", "5", "http://127.0.0.1:" + std::to_string(port_) + "/metrics"}).out;
     }
-    bool ready() const { return metrics().find("rxtune_build_info") != std::string::npos; }
+    // Serving metrics and done with its first reconcile (the endpoint comes up before it).
+    bool ready() const;
     void signal(int sig) const { kill(pid_, sig); }
     bool alive() {
         if (exited_) return false;
@@ -127,6 +128,8 @@ double sample(const std::string& scrape, const std::string& series) {
         if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
     return -1;
 }
+
+bool Daemon::ready() const { return sample(metrics(), "rxtune_last_apply_timestamp_seconds") > 0; }
 
 std::string rps(const NetNs& ns, const std::string& dev, int q) {
     std::string v = ns.sysfsRead("class/net/" + dev + "/queues/rx-" + std::to_string(q) + "/rps_cpus");
