@@ -6,13 +6,15 @@ namespace rxtune {
 
 namespace {
 
-Result<void> writeChecked(FileTree& fs, const std::string& id, const std::string& path, ValueKind kind,
+std::string deviceOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+Result<void> writeChecked(const Knobs& fs, const std::string& id, const std::string& path, ValueKind kind,
                           const std::string& value) {
-    if (auto w = fs.write(path, value); !w) return failWith(w.error().withContext(id));
-    auto back = fs.read(path);
+    if (auto w = fs.write(path, kind, value); !w) return failWith(w.error().withContext(id));
+    auto back = fs.read(path, kind);
     if (!back) return failWith(back.error().withContext(id));
     if (!sameValue(kind, *back, value))
-        return failWith(Error{EIO, "read back", fs.full(path),
+        return failWith(Error{EIO, "read back", fs.full(path, kind),
                               "wrote '" + value + "', kernel shows '" + normalise(kind, *back) + "'", {}}
                             .withContext(id));
     return {};
@@ -20,7 +22,31 @@ Result<void> writeChecked(FileTree& fs, const std::string& id, const std::string
 
 }  // namespace
 
-Result<ApplyReport> applyPlan(const Plan& plan, FileTree& fs, const JournalStore& store, const std::string& now) {
+Result<std::string> Knobs::read(const std::string& path, ValueKind kind) const {
+    if (kind != ValueKind::kXdp) return fs_.read(path);
+    if (!xdp_) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
+    return xdp_->current(deviceOf(path));
+}
+
+Result<void> Knobs::write(const std::string& path, ValueKind kind, const std::string& value) const {
+    if (kind != ValueKind::kXdp) return fs_.write(path, value);
+    if (!xdp_) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
+    if (value.empty()) return xdp_->remove(deviceOf(path));
+    auto spec = XdpSpec::parse(value);
+    if (!spec) return failWith(spec.error());
+    return xdp_->install(deviceOf(path), *spec);
+}
+
+bool Knobs::exists(const std::string& path, ValueKind kind) const {
+    // XDP pins are removed even when the device is gone, so that nothing is left in bpffs.
+    return kind == ValueKind::kXdp || fs_.exists(path);
+}
+
+std::string Knobs::full(const std::string& path, ValueKind kind) const {
+    return kind == ValueKind::kXdp ? "xdp on " + deviceOf(path) : fs_.full(path);
+}
+
+Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now) {
     ApplyReport report;
     auto loaded = store.load();
     if (!loaded) return failWith(loaded.error());
@@ -38,7 +64,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, FileTree& fs, const JournalStore
     // bytes they found.
     std::vector<std::string> rawBefore;
     for (const Setting* s : pending) {
-        auto raw = fs.read(s->path);
+        auto raw = fs.read(s->path, s->kind);
         if (!raw) return failWith(raw.error().withContext(s->id));
         rawBefore.push_back(*raw);
         if (!j.original(s->path)) j.originals.push_back({s->id, s->path, s->kind, *raw});
@@ -78,10 +104,10 @@ Result<ApplyReport> applyPlan(const Plan& plan, FileTree& fs, const JournalStore
     return report;
 }
 
-Result<std::vector<Drift>> verifyApplied(const Journal& journal, const FileTree& fs) {
+Result<std::vector<Drift>> verifyApplied(const Journal& journal, const Knobs& fs) {
     std::vector<Drift> out;
     for (const auto& s : journal.applied) {
-        auto cur = fs.read(s.path);
+        auto cur = fs.read(s.path, s.kind);
         if (!cur) {
             if (cur.error().code == ENOENT) {
                 out.push_back({s.id, s.path, s.desired, "", true});
@@ -94,7 +120,7 @@ Result<std::vector<Drift>> verifyApplied(const Journal& journal, const FileTree&
     return out;
 }
 
-Result<RevertReport> revertAll(FileTree& fs, const JournalStore& store) {
+Result<RevertReport> revertAll(const Knobs& fs, const JournalStore& store) {
     RevertReport report;
     auto loaded = store.load();
     if (!loaded) return failWith(loaded.error());
@@ -103,11 +129,11 @@ Result<RevertReport> revertAll(FileTree& fs, const JournalStore& store) {
     Error firstError;
     bool failed = false;
     for (auto it = j.originals.rbegin(); it != j.originals.rend(); ++it) {
-        if (!fs.exists(it->path)) {
+        if (!fs.exists(it->path, it->kind)) {
             report.gone.push_back(*it);
             continue;
         }
-        auto cur = fs.read(it->path);
+        auto cur = fs.read(it->path, it->kind);
         if (cur && sameValue(it->kind, *cur, it->value)) {
             report.restored.push_back(*it);
             continue;

@@ -4,11 +4,26 @@
 #include <string>
 #include <vector>
 
+#include "bpf/xdp_steering.hpp"
 #include "core/setting.hpp"
 #include "state/journal.hpp"
 #include "sys/file_tree.hpp"
 
 namespace rxtune {
+
+// Where settings live: files under the FileTree, or (ValueKind::kXdp) XDP steering on a device.
+class Knobs {
+public:
+    Knobs(FileTree& fs, XdpSteering* xdp) : fs_(fs), xdp_(xdp) {}
+    Result<std::string> read(const std::string& path, ValueKind kind) const;
+    Result<void> write(const std::string& path, ValueKind kind, const std::string& value) const;
+    bool exists(const std::string& path, ValueKind kind) const;
+    std::string full(const std::string& path, ValueKind kind) const;
+
+private:
+    FileTree& fs_;
+    XdpSteering* xdp_;  // null: plans with XDP steering are refused
+};
 
 struct ApplyReport {
     std::vector<Setting> written;
@@ -17,19 +32,19 @@ struct ApplyReport {
 
 // Writes the plan's pending settings. Originals are on disk before the first write; if any write
 // (or its read-back) fails, this apply's writes are undone and the error names setting and path.
-Result<ApplyReport> applyPlan(const Plan& plan, FileTree& fs, const JournalStore& store, const std::string& now);
+Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& knobs, const JournalStore& store, const std::string& now);
 
 struct Drift {
     std::string id, path, desired, actual;  // actual empty with missing=true when the file is gone
     bool missing = false;
 };
-Result<std::vector<Drift>> verifyApplied(const Journal& journal, const FileTree& fs);
+Result<std::vector<Drift>> verifyApplied(const Journal& journal, const Knobs& knobs);
 
 struct RevertReport {
     std::vector<Original> restored;
     std::vector<Original> gone;  // the knob no longer exists (device deleted): nothing to restore
 };
 // Restores every original in reverse order, then removes the journal. No journal: empty report.
-Result<RevertReport> revertAll(FileTree& fs, const JournalStore& store);
+Result<RevertReport> revertAll(const Knobs& knobs, const JournalStore& store);
 
 }  // namespace rxtune

@@ -5,7 +5,7 @@
 namespace rxtune {
 
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
-                             const std::vector<std::string>& interfaces, bool skipMissing) {
+                             const std::vector<std::string>& interfaces, bool skipMissing, const XdpSteering* xdp) {
     std::vector<std::string> only = interfaces;
     if (skipMissing && !interfaces.empty()) {
         auto links = nl.links();
@@ -27,6 +27,14 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
         auto snap = takeSnapshot(fs, nl, only);
         if (!snap) return failWith(snap.error());
         out.snapshot = std::move(*snap);
+    }
+    if (profile.steering.mode == SteeringMode::kXdp) {
+        if (!xdp) return fail(ENOTSUP, "steering.mode", "xdp", "XDP steering is not available here");
+        for (auto& n : out.snapshot.nics) {
+            auto cur = xdp->current(n.name);
+            if (!cur) return failWith(cur.error().withContext("interface " + n.name));
+            n.xdpSteering = *cur;
+        }
     }
     std::vector<std::string> keys;
     for (const auto& [k, v] : profile.sysctls) keys.push_back(k);

@@ -2,15 +2,13 @@
 
 #include <unistd.h>
 
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
-#include <mutex>
 #include <vector>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "bpf/libbpf_log.hpp"
 #include "softirq_shared.h"
 #include "softirq.skel.h"
 
@@ -19,27 +17,6 @@ namespace rxtune {
 static_assert(sizeof(rxtune_softirq_stats) == 7 * sizeof(std::uint64_t), "softirq_shared.h layout changed");
 
 namespace {
-
-// libbpf prints to stderr by default; keep its last warning for our own error message instead.
-std::string& lastLibbpfMessage() {
-    static std::string msg;
-    return msg;
-}
-
-int libbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
-    if (level == LIBBPF_DEBUG) return 0;
-    char buf[512];
-    int n = std::vsnprintf(buf, sizeof buf, fmt, args);
-    std::string line(buf, n > 0 ? std::min<size_t>(static_cast<size_t>(n), sizeof buf - 1) : 0);
-    while (!line.empty() && line.back() == '\n') line.pop_back();
-    if (!line.empty()) lastLibbpfMessage() = line;
-    return 0;
-}
-
-void installPrint() {
-    static std::once_flag once;
-    std::call_once(once, [] { libbpf_set_print(libbpfPrint); });
-}
 
 std::string explain(int err) {
     if (err == EPERM || err == EACCES)
@@ -59,10 +36,10 @@ const char* toString(BpfAvailability a) {
 }
 
 Result<std::unique_ptr<SoftirqAccounting>> SoftirqAccounting::load() {
-    installPrint();
+    routeLibbpfLog();
     if (::access("/sys/kernel/btf/vmlinux", R_OK) != 0)
         return fail(ENOTSUP, "bpf", "/sys/kernel/btf/vmlinux", "the kernel has no BTF (CONFIG_DEBUG_INFO_BTF): tp_btf programs cannot load");
-    lastLibbpfMessage().clear();
+    clearLibbpfMessage();
     softirq_bpf* skel = softirq_bpf__open();
     if (!skel) return fail(errno, "bpf open", "softirq", lastLibbpfMessage());
     std::unique_ptr<SoftirqAccounting> out(new SoftirqAccounting(skel));

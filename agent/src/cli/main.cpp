@@ -67,6 +67,7 @@ int main(int argc, char** argv) {
         sub->add_flag("--json", tune.json, "JSON output");
         sub->add_option("--state-dir", tune.stateDir, "Where the journal of original values lives")->capture_default_str();
         sub->add_option("--run-dir", tune.runDir, "Where the lock file lives")->capture_default_str();
+        sub->add_option("--bpf-dir", tune.bpfDir, "Where XDP steering is pinned (on a bpffs)")->capture_default_str();
     };
     auto* plan = app.add_subcommand("plan", "Show what apply would change (exit 0: nothing, 2: changes pending)");
     addTuneOptions(plan, true);

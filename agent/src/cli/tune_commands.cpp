@@ -41,7 +41,8 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
     if (!profile) return failWith(profile.error());
     auto nl = Netlink::open();
     if (!nl) return failWith(nl.error());
-    auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false);
+    XdpSteering xdp(o.bpfDir);
+    auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp);
     if (!prepared) return failWith(prepared.error());
     return std::move(prepared->plan);
 }
@@ -115,7 +116,9 @@ int runApply(const TuneOptions& o) {
     warnInterrupted(store);
     auto p = makePlan(o, fs);
     if (!p) return report(p.error());
-    auto r = applyPlan(*p, fs, store, nowUtc());
+    XdpSteering xdp(o.bpfDir);
+    Knobs knobs(fs, &xdp);
+    auto r = applyPlan(*p, knobs, store, nowUtc());
     if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
     if (o.json) {
         json j = planJson(*p);
@@ -136,7 +139,9 @@ int runVerify(const TuneOptions& o) {
     auto j = store.load();
     if (!j) return report(j.error());
     if (!*j) return report(Error{ENOENT, "verify", store.path(), "nothing applied: no journal", {}});
-    auto drift = verifyApplied(**j, fs);
+    XdpSteering xdp(o.bpfDir);
+    Knobs knobs(fs, &xdp);
+    auto drift = verifyApplied(**j, knobs);
     if (!drift) return report(drift.error());
     if (o.json) {
         json out;
@@ -170,7 +175,9 @@ int runRevert(const TuneOptions& o) {
         std::cout << "nothing to revert: no journal in " << o.stateDir << "\n";
         return 0;
     }
-    auto r = revertAll(fs, store);
+    XdpSteering xdp(o.bpfDir);
+    Knobs knobs(fs, &xdp);
+    auto r = revertAll(knobs, store);
     if (!r) return report(r.error());
     for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << x.value << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";

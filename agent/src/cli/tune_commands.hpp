@@ -12,6 +12,7 @@ struct TuneOptions {
     bool json = false;
     std::string stateDir = "/var/lib/rxtune";
     std::string runDir = "/run/rxtune";
+    std::string bpfDir = "/sys/fs/bpf/rxtune";  // where XDP steering pins its link and maps
 };
 
 int runPlan(const TuneOptions& o);    // 0 nothing to do, 2 changes pending, 1 error

@@ -76,6 +76,7 @@ struct Nic {
     int numaNode = -1;  // -1: no NUMA affinity
     LinkStats stats;
     Verdict verdict = Verdict::kVirtual;
+    std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
 };
 
 // single-queue: one RX queue and no way to get more; multi-queue: more now or raisable; virtual: no hardware.

@@ -11,12 +11,13 @@ const char* toString(ValueKind k) {
         case ValueKind::kInteger: return "integer";
         case ValueKind::kNumbers: return "numbers";
         case ValueKind::kWord: return "word";
+        case ValueKind::kXdp: return "xdp";
     }
     return "word";
 }
 
 bool parseValueKind(const std::string& s, ValueKind& out) {
-    for (ValueKind k : {ValueKind::kCpuMask, ValueKind::kInteger, ValueKind::kNumbers, ValueKind::kWord})
+    for (ValueKind k : {ValueKind::kCpuMask, ValueKind::kInteger, ValueKind::kNumbers, ValueKind::kWord, ValueKind::kXdp})
         if (s == toString(k)) {
             out = k;
             return true;
@@ -33,6 +34,7 @@ std::string normalise(ValueKind kind, const std::string& v) {
         case ValueKind::kInteger:
         case ValueKind::kNumbers: return joinFields(v);
         case ValueKind::kWord: return trimmed(v);
+        case ValueKind::kXdp: return joinFields(v);  // specs are written in one canonical order
     }
     return trimmed(v);
 }

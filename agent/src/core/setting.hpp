@@ -7,7 +7,7 @@
 namespace rxtune {
 
 // One value type per kernel format; equality is always on the normalised form.
-enum class ValueKind { kCpuMask, kInteger, kNumbers, kWord };
+enum class ValueKind { kCpuMask, kInteger, kNumbers, kWord, kXdp };  // kXdp: an XdpSpec, "" = none
 const char* toString(ValueKind k);
 bool parseValueKind(const std::string& s, ValueKind& out);
 

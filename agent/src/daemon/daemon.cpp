@@ -101,7 +101,8 @@ public:
           fs_(fs),
           nl_(nl),
           metrics_(metrics),
-          store_(cfg_.stateDir) {}
+          store_(cfg_.stateDir),
+          xdp_(cfg_.bpfDir) {}
 
     int run();
 
@@ -121,11 +122,12 @@ private:
     JournalStore store_;
     UniqueFd driftTimer_, metricsTimer_;
     std::unique_ptr<SoftirqAccounting> bpf_;  // null where BPF is not available
+    XdpSteering xdp_;
     std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
 };
 
 void Agent::reconcile(Why why) {
-    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true);
+    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true, &xdp_);
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
@@ -133,7 +135,8 @@ void Agent::reconcile(Why why) {
         return;
     }
     const Plan& plan = prepared->plan;
-    auto applied = applyPlan(plan, fs_, store_, isoNow());
+    Knobs knobs(fs_, &xdp_);
+    auto applied = applyPlan(plan, knobs, store_, isoNow());
     if (!applied) {
         LOG_E("apply failed, its writes were undone: " + applied.error().message());
         metrics_.recordApply({profile_.name, "failed", epochSeconds(), 0, plan.pendingCount()});
@@ -292,7 +295,8 @@ int Agent::run() {
 
     sd_notify(0, "STOPPING=1");
     if (cfg_.revertOnStop) {
-        auto r = revertAll(fs_, store_);
+        Knobs knobs(fs_, &xdp_);
+        auto r = revertAll(knobs, store_);
         if (!r) {
             LOG_E("revert on stop failed, journal kept: " + r.error().message());
             return 1;

@@ -199,21 +199,28 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     for (const Nic* nic : nics) {
         p.interfaces.push_back(nic->name);
         if (profile.steering.mode == SteeringMode::kNone) continue;
-        if (profile.steering.mode == SteeringMode::kXdp) {
-            p.skipped.push_back({nic->name + " steering", "steering mode xdp is not available in this build yet"});
-            continue;
-        }
         auto targets = steeringTargets(profile, host, nic, opts);
         if (!targets) return failWith(targets.error());
         if (targets->cpus.empty()) {
             p.skipped.push_back({nic->name + " steering", "no CPU left after exclusions"});
             continue;
         }
-        std::string why = "RPS to CPUs " + targets->cpus.toList();
+        std::string why = (rps ? "RPS to CPUs " : "XDP cpumap steering to CPUs ") + targets->cpus.toList();
         for (const auto& n : targets->notes) why += "; " + n;
+        if (!rps) {
+            // XDP steers before the stack; RPS on the same queues would steer twice.
+            std::string spec = "cpus=" + targets->cpus.toList() + " mode=" + (profile.steering.xdpNative ? "native" : "generic") +
+                               " qsize=" + std::to_string(profile.steering.xdpQsize);
+            p.settings.push_back({nic->name + " xdp steering", "sys/fs/bpf/rxtune/" + nic->name, ValueKind::kXdp,
+                                  nic->xdpSteering, spec, why});
+            for (const auto& q : nic->rx)
+                p.settings.push_back({nic->name + " rx-" + std::to_string(q.index) + " rps_cpus",
+                                      paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
+                                      ValueKind::kCpuMask, q.rpsCpus.toMask(), "0", "XDP steering replaces RPS"});
+        }
         const std::uint32_t nrx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(nic->rx.size()));
         const std::uint32_t perQueue = entries ? roundUpPow2((entries + nrx - 1) / nrx) : 0;
-        for (const auto& q : nic->rx) {
+        for (const auto& q : rps ? nic->rx : std::vector<RxQueue>{}) {
             const std::string qn = nic->name + " rx-" + std::to_string(q.index);
             p.settings.push_back({qn + " rps_cpus", paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
                                   ValueKind::kCpuMask, q.rpsCpus.toMask(), targets->cpus.toMask(), why});

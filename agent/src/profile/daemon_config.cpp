@@ -58,7 +58,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         if (!root.IsMap()) bad(root, "", "expected a mapping");
         static const std::set<std::string> kKeys = {"profile", "interfaces", "listen", "drift_interval",
                                                     "metrics_interval", "on_stop", "state_dir", "run_dir",
-                                                    "http_threads"};
+                                                    "bpf_dir", "http_threads"};
         for (const auto& kv : root) {
             const auto k = kv.first.as<std::string>();
             if (!kKeys.count(k)) {
@@ -95,6 +95,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         }
         if (auto n = root["state_dir"]) c.stateDir = scalar(n, "state_dir");
         if (auto n = root["run_dir"]) c.runDir = scalar(n, "run_dir");
+        if (auto n = root["bpf_dir"]) c.bpfDir = scalar(n, "bpf_dir");
         if (auto n = root["http_threads"]) {
             auto s = scalar(n, "http_threads");
             unsigned v = 0;

@@ -19,6 +19,7 @@ struct DaemonConfig {
     bool revertOnStop = false;  // on_stop: keep (default) | revert
     std::string stateDir = "/var/lib/rxtune";
     std::string runDir = "/run/rxtune";
+    std::string bpfDir = "/sys/fs/bpf/rxtune";
     unsigned httpThreads = 8;
 };
 

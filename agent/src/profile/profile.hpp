@@ -44,6 +44,8 @@ struct Steering {
     std::uint32_t flowEntries = 32768;  // 0 disables RFS; rounded up to a power of two
     bool xps = true;
     bool defaultMask = true;  // net.core.rps_default_mask for devices created later
+    bool xdpNative = false;   // mode xdp: attach in the driver (native) instead of generic (skb) mode
+    std::uint32_t xdpQsize = 2048;  // cpumap queue size per target CPU
 };
 
 struct Match {

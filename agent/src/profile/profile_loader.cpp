@@ -37,7 +37,8 @@ struct Partial {
     std::optional<SteeringMode> mode;
     std::optional<CpuChoice> cpus;
     std::optional<bool> excludeIsolated, excludeIrqCpus, xps, defaultMask;
-    std::optional<std::uint32_t> flowEntries;
+    std::optional<std::uint32_t> flowEntries, xdpQsize;
+    std::optional<bool> xdpNative;
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
@@ -157,7 +158,16 @@ public:
     }
 
     void parseSteering(const YAML::Node& s, Partial& p) const {
-        requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask"});
+        requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp"});
+        if (auto x = s["xdp"]) {
+            requireMap(x, "steering.xdp", {"mode", "qsize"});
+            if (auto m = x["mode"]) {
+                const auto v = str(m, "steering.xdp.mode");
+                if (v != "generic" && v != "native") error(m, "steering.xdp.mode", "expected generic or native, got '" + v + "'");
+                p.xdpNative = v == "native";
+            }
+            if (auto q = x["qsize"]) p.xdpQsize = static_cast<std::uint32_t>(integer(q, "steering.xdp.qsize", 8, 16384));
+        }
         if (auto m = s["mode"]) {
             const auto v = str(m, "steering.mode");
             if (v == "rps") p.mode = SteeringMode::kRps;
@@ -249,6 +259,8 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.xps, over.xps);
     take(base.defaultMask, over.defaultMask);
     take(base.flowEntries, over.flowEntries);
+    take(base.xdpNative, over.xdpNative);
+    take(base.xdpQsize, over.xdpQsize);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
     if (over.governors) {
         base.governors = over.governors;
@@ -338,6 +350,8 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     out.steering.xps = p.xps.value_or(true);
     out.steering.defaultMask = p.defaultMask.value_or(true);
     out.steering.flowEntries = p.flowEntries.value_or(32768);
+    out.steering.xdpNative = p.xdpNative.value_or(false);
+    out.steering.xdpQsize = p.xdpQsize.value_or(2048);
     out.sysctls = p.sysctls;
     if (p.governors) {
         out.governors = *p.governors;

@@ -42,6 +42,9 @@ private:
     int writes_ = 0;
 };
 
+// File-backed settings only: these plans have no XDP steering.
+Knobs knobsOf(FileTree& fs) { return Knobs(fs, nullptr); }
+
 struct Rig {
     test::TempTree tree{"story-20cpu-single-queue"};
     test::TempTree state{"vm-no-cpufreq"};  // any directory will do for the journal
@@ -63,7 +66,7 @@ TEST_CASE("apply writes what differs, a second apply writes nothing", "[apply]")
     JournalStore store(rig.stateDir);
     auto p = rig.makePlan();
     REQUIRE(p.pendingCount() == 29);
-    auto r = applyPlan(p, fs, store, "2026-11-30T00:00:00Z");
+    auto r = applyPlan(p, knobsOf(fs), store, "2026-11-30T00:00:00Z");
     REQUIRE(r);
     CHECK(r->written.size() == 29);
     CHECK(fs.writes() == 29);
@@ -75,7 +78,7 @@ TEST_CASE("apply writes what differs, a second apply writes nothing", "[apply]")
 
     auto again = rig.makePlan();
     CHECK(again.pendingCount() == 0);
-    auto r2 = applyPlan(again, fs, store, "2026-11-30T00:00:01Z");
+    auto r2 = applyPlan(again, knobsOf(fs), store, "2026-11-30T00:00:01Z");
     REQUIRE(r2);
     CHECK(r2->written.empty());
     CHECK(fs.writes() == 29);  // nothing written the second time
@@ -86,17 +89,17 @@ TEST_CASE("revert gives back a byte-identical tree, even after two profiles", "[
     const auto before = contents(rig.tree.path());
     FileTree fs(rig.tree.path().string());
     JournalStore store(rig.stateDir);
-    REQUIRE(applyPlan(rig.makePlan("balanced"), fs, store, "t1"));
-    REQUIRE(applyPlan(rig.makePlan("single-queue-gateway"), fs, store, "t2"));
-    REQUIRE(applyPlan(rig.makePlan("latency"), fs, store, "t3"));
+    REQUIRE(applyPlan(rig.makePlan("balanced"), knobsOf(fs), store, "t1"));
+    REQUIRE(applyPlan(rig.makePlan("single-queue-gateway"), knobsOf(fs), store, "t2"));
+    REQUIRE(applyPlan(rig.makePlan("latency"), knobsOf(fs), store, "t3"));
     CHECK(contents(rig.tree.path()) != before);
-    auto r = revertAll(fs, store);
+    auto r = revertAll(knobsOf(fs), store);
     REQUIRE(r);
     CHECK_FALSE(r->restored.empty());
     CHECK(contents(rig.tree.path()) == before);
     CHECK_FALSE(store.load().value().has_value());
     // Reverting again with no journal is a no-op.
-    auto none = revertAll(fs, store);
+    auto none = revertAll(knobsOf(fs), store);
     REQUIRE(none);
     CHECK(none->restored.empty());
 }
@@ -105,12 +108,12 @@ TEST_CASE("verify finds drift", "[apply]") {
     Rig rig;
     FileTree fs(rig.tree.path().string());
     JournalStore store(rig.stateDir);
-    REQUIRE(applyPlan(rig.makePlan(), fs, store, "t"));
+    REQUIRE(applyPlan(rig.makePlan(), knobsOf(fs), store, "t"));
     auto j = store.load().value().value();
-    CHECK(verifyApplied(j, fs).value().empty());
+    CHECK(verifyApplied(j, knobsOf(fs)).value().empty());
     rig.tree.put("sys/class/net/enp2s0/queues/rx-0/rps_cpus", "00000\n");
     rig.tree.put("proc/sys/net/core/netdev_max_backlog", "1000\n");
-    auto drift = verifyApplied(j, fs).value();
+    auto drift = verifyApplied(j, knobsOf(fs)).value();
     REQUIRE(drift.size() == 2);
     CHECK(drift[0].id == "sysctl net.core.netdev_max_backlog");
     CHECK(drift[0].actual == "1000");
@@ -126,7 +129,7 @@ TEST_CASE("a failed write rolls back this apply's writes and names the knob", "[
         FailingTree fs(rig.tree.path().string(), failAt);
         JournalStore store(rig.stateDir);
         auto p = rig.makePlan();
-        auto r = applyPlan(p, fs, store, "t");
+        auto r = applyPlan(p, knobsOf(fs), store, "t");
         REQUIRE_FALSE(r);
         const std::string msg = r.error().message();
         INFO(msg);
@@ -141,10 +144,10 @@ TEST_CASE("a failed apply after an earlier one keeps the earlier journal", "[app
     Rig rig;
     FileTree ok(rig.tree.path().string());
     JournalStore store(rig.stateDir);
-    REQUIRE(applyPlan(rig.makePlan("balanced"), ok, store, "t1"));
+    REQUIRE(applyPlan(rig.makePlan("balanced"), knobsOf(ok), store, "t1"));
     const auto afterFirst = contents(rig.tree.path());
     FailingTree bad(rig.tree.path().string(), 3);
-    REQUIRE_FALSE(applyPlan(rig.makePlan("single-queue-gateway"), bad, store, "t2"));
+    REQUIRE_FALSE(applyPlan(rig.makePlan("single-queue-gateway"), knobsOf(bad), store, "t2"));
     CHECK(contents(rig.tree.path()) == afterFirst);
     auto j = store.load().value();
     REQUIRE(j);
@@ -166,9 +169,9 @@ TEST_CASE("an interrupted apply's journal keeps the true originals", "[apply]") 
     REQUIRE(store.save(j));
     for (size_t i = 0; i < p.settings.size() / 2; ++i) REQUIRE(fs.write(p.settings[i].path, p.settings[i].desired));
     // The next apply adopts the journal without overwriting originals with changed values.
-    auto r = applyPlan(rig.makePlan(), fs, store, "t");
+    auto r = applyPlan(rig.makePlan(), knobsOf(fs), store, "t");
     REQUIRE(r);
     CHECK(r->resumedInterrupted);
-    REQUIRE(revertAll(fs, store));
+    REQUIRE(revertAll(knobsOf(fs), store));
     CHECK(contents(rig.tree.path()) == before);
 }

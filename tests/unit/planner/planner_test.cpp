@@ -133,3 +133,23 @@ TEST_CASE("the plan is deterministic", "[planner]") {
     auto b = plan(profile, snap("story-20cpu-single-queue"), {}).value();
     CHECK(lines(a) == lines(b));
 }
+
+TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS off there", "[planner]") {
+    auto prof = loadProfileText("steering:\n  mode: xdp\n  xdp:\n    mode: native\n    qsize: 512\n", "x.yaml", shipped()).value();
+    auto s = snap("story-20cpu-single-queue");
+    auto p = plan(prof, s, {}).value();
+    std::map<std::string, const Setting*> byId;
+    for (const auto& st : p.settings) byId[st.id] = &st;
+    REQUIRE(byId.count("enp2s0 xdp steering"));
+    CHECK(byId["enp2s0 xdp steering"]->kind == ValueKind::kXdp);
+    CHECK(byId["enp2s0 xdp steering"]->desired == "cpus=0-19 mode=native qsize=512");
+    CHECK(byId["enp2s0 xdp steering"]->current.empty());
+    CHECK(byId["enp2s0 rx-0 rps_cpus"]->desired == "0");
+    CHECK_FALSE(byId.count("enp2s0 rx-0 rps_flow_cnt"));
+    CHECK_FALSE(byId.count("sysctl net.core.rps_sock_flow_entries"));
+    // Already installed as wanted: nothing pending for it.
+    s.nics[1].xdpSteering = "cpus=0-19 mode=native qsize=512";
+    auto again = plan(prof, s, {}).value();
+    for (const auto& st : again.settings)
+        if (st.id == "enp2s0 xdp steering") CHECK_FALSE(st.pending());
+}

@@ -90,6 +90,8 @@ TEST_CASE("profile errors name file, line, column and key", "[profile]") {
     CHECK(errorOf("steering: [1, 2]\n") == "bad.yaml:1:11: steering: expected a mapping");
     CHECK(errorOf("cpu:\n  governor: ../../x\n").find("is not a governor name") != std::string::npos);
     CHECK(errorOf("steering:\n  cpus: cgroup:relative\n").find("must be absolute") != std::string::npos);
+    CHECK(errorOf("steering:\n  xdp:\n    mode: turbo\n") == "bad.yaml:3:11: steering.xdp.mode: expected generic or native, got 'turbo'");
+    CHECK(errorOf("steering:\n  xdp:\n    qsize: 1\n").find("steering.xdp.qsize: 1 is out of range") != std::string::npos);
 }
 
 TEST_CASE("malformed YAML is located", "[profile]") {
