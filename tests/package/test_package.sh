@@ -68,9 +68,14 @@ ALL=",+net_admin,+bpf,+perfmon"
 ip netns exec "$NS" setpriv --inh-caps=-all$ALL --ambient-caps=-all$ALL --bounding-set=-all$ALL \
   rxtune daemon --config "$TMP/d.yaml" > /dev/null 2> "$TMP/d.log" &
 dpid=$!
-for _ in $(seq 50); do ip netns exec "$NS" curl -sf -o /dev/null http://127.0.0.1:19890/metrics && break; sleep 0.1; done
-ip netns exec "$NS" curl -s http://127.0.0.1:19890/metrics > "$TMP/m.txt"
-grep 'rxtune_applies_total{result="changed"} 1' "$TMP/m.txt" > /dev/null
+# The endpoint comes up before the first reconcile: wait for that, not just for the endpoint.
+for _ in $(seq 100); do
+  ip netns exec "$NS" curl -s http://127.0.0.1:19890/metrics > "$TMP/m.txt" || true
+  grep 'rxtune_applies_total{result="changed"} 1' "$TMP/m.txt" > /dev/null && break
+  sleep 0.1
+done
+grep 'rxtune_applies_total{result="changed"} 1' "$TMP/m.txt" > /dev/null ||
+  { echo "the daemon with its capability set did not apply"; cat "$TMP/d.log"; exit 1; }
 grep 'rxtune_bpf_info{program="softirq",state="available"} 1' "$TMP/m.txt" > /dev/null ||
   { echo "BPF accounting should load with CAP_BPF and CAP_PERFMON"; cat "$TMP/d.log"; exit 1; }
 grep -q "missing CAP" "$TMP/d.log" && { echo "daemon reported a missing capability"; cat "$TMP/d.log"; exit 1; }
