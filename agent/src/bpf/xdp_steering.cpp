@@ -17,6 +17,7 @@
 
 #include "bpf/libbpf_log.hpp"
 #include "core/text.hpp"
+#include "sys/unique_fd.hpp"
 #include "xdp_steer_shared.h"
 #include "xdp_steer.skel.h"
 
@@ -26,20 +27,6 @@ namespace {
 
 constexpr long kBpfFsMagic = 0xcafe4a11;
 constexpr std::uint32_t kNoCpu = 0xffffffffu;
-
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_;
-};
 
 struct SkelGuard {
     xdp_steer_bpf* skel = nullptr;
@@ -115,7 +102,7 @@ std::string XdpSteering::dirFor(const std::string& ifname) const {
 Result<std::string> XdpSteering::current(const std::string& ifname) const {
     const std::string dir = dirFor(ifname);
     if (::access((dir + "/link").c_str(), F_OK) != 0) return std::string();
-    Fd link(bpf_obj_get((dir + "/link").c_str()));
+    UniqueFd link(bpf_obj_get((dir + "/link").c_str()));
     if (link.get() < 0) return fail(errno, "bpf_obj_get", dir + "/link");
     bpf_link_info info{};
     std::uint32_t len = sizeof info;
@@ -123,8 +110,8 @@ Result<std::string> XdpSteering::current(const std::string& ifname) const {
     const unsigned ifindex = if_nametoindex(ifname.c_str());
     if (ifindex == 0 || info.xdp.ifindex != ifindex) return std::string("detached");
     XdpSpec spec;
-    Fd slots(bpf_obj_get((dir + "/slots").c_str()));
-    Fd cpus(bpf_obj_get((dir + "/cpu_map").c_str()));
+    UniqueFd slots(bpf_obj_get((dir + "/slots").c_str()));
+    UniqueFd cpus(bpf_obj_get((dir + "/cpu_map").c_str()));
     if (slots.get() < 0 || cpus.get() < 0) return fail(errno, "bpf_obj_get", dir, "pinned maps missing");
     for (std::uint32_t i = 0; i < RXTUNE_XDP_MAX_SLOTS; ++i) {
         std::uint32_t cpu = kNoCpu;
@@ -176,7 +163,7 @@ Result<void> XdpSteering::install(const std::string& ifname, const XdpSpec& spec
     // away with its last reference (the pin below).
     LIBBPF_OPTS(bpf_link_create_opts, opts);
     opts.flags = spec.mode == XdpMode::kNative ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
-    Fd link(bpf_link_create(bpf_program__fd(g.skel->progs.xdp_steer), static_cast<int>(ifindex), BPF_XDP, &opts));
+    UniqueFd link(bpf_link_create(bpf_program__fd(g.skel->progs.xdp_steer), static_cast<int>(ifindex), BPF_XDP, &opts));
     if (link.get() < 0) {
         int e = errno;
         return fail(e, "xdp attach", ifname,
@@ -211,7 +198,7 @@ Result<void> XdpSteering::remove(const std::string& ifname) {
 
 Result<std::map<unsigned, std::uint64_t>> XdpSteering::redirected(const std::string& ifname) const {
     const std::string p = dirFor(ifname) + "/redirected";
-    Fd m(bpf_obj_get(p.c_str()));
+    UniqueFd m(bpf_obj_get(p.c_str()));
     if (m.get() < 0) return fail(errno, "bpf_obj_get", p);
     std::map<unsigned, std::uint64_t> out;
     for (std::uint32_t cpu = 0; cpu < RXTUNE_XDP_MAX_CPUS; ++cpu) {

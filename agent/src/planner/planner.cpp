@@ -209,6 +209,11 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         for (const auto& n : targets->notes) why += "; " + n;
         if (!rps) {
             // XDP steers before the stack; RPS on the same queues would steer twice.
+            // The traps rxtune cannot see from here are said in the plan, never left silent.
+            if (profile.steering.xdpNative && nic->kind == "veth")
+                why += "; native XDP on veth: the peer needs TX checksum offload off (ethtool -K <peer> tx off) or TCP breaks";
+            if (profile.steering.xdpNative && nic->kind == "tap")
+                why += "; native XDP on tap: the writer must use non-blocking writes";
             std::string spec = "cpus=" + targets->cpus.toList() + " mode=" + (profile.steering.xdpNative ? "native" : "generic") +
                                " qsize=" + std::to_string(profile.steering.xdpQsize);
             p.settings.push_back({nic->name + " xdp steering", "sys/fs/bpf/rxtune/" + nic->name, ValueKind::kXdp,

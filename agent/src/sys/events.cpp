@@ -12,19 +12,6 @@
 
 namespace rxtune {
 
-UniqueFd::~UniqueFd() {
-    if (fd_ >= 0) ::close(fd_);
-}
-
-UniqueFd& UniqueFd::operator=(UniqueFd&& o) noexcept {
-    if (this != &o) {
-        if (fd_ >= 0) ::close(fd_);
-        fd_ = o.fd_;
-        o.fd_ = -1;
-    }
-    return *this;
-}
-
 Result<UniqueFd> openSignalFd(std::initializer_list<int> signals) {
     sigset_t set;
     sigemptyset(&set);

@@ -9,24 +9,9 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "sys/unique_fd.hpp"
 
 namespace rxtune {
-
-// An owned file descriptor; closed on destruction, movable, not copyable.
-class UniqueFd {
-public:
-    UniqueFd() = default;
-    explicit UniqueFd(int fd) : fd_(fd) {}
-    ~UniqueFd();
-    UniqueFd(UniqueFd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    UniqueFd& operator=(UniqueFd&& o) noexcept;
-    UniqueFd(const UniqueFd&) = delete;
-    UniqueFd& operator=(const UniqueFd&) = delete;
-    int get() const { return fd_; }
-
-private:
-    int fd_ = -1;
-};
 
 // Blocks the given signals for the process and delivers them through a file descriptor.
 Result<UniqueFd> openSignalFd(std::initializer_list<int> signals);

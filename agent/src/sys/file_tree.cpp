@@ -1,4 +1,5 @@
 #include "sys/file_tree.hpp"
+#include "sys/unique_fd.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -15,25 +16,6 @@ namespace {
 // procfs files such as /proc/interrupts on big hosts run to megabytes; this bounds a hostile tree.
 constexpr size_t kMaxFileSize = 64u << 20;
 
-class Fd {
-public:
-    explicit Fd(int fd) : fd_(fd) {}
-    ~Fd() {
-        if (fd_ >= 0) ::close(fd_);
-    }
-    Fd(const Fd&) = delete;
-    Fd& operator=(const Fd&) = delete;
-    int get() const { return fd_; }
-    int release() {
-        int f = fd_;
-        fd_ = -1;
-        return f;
-    }
-
-private:
-    int fd_;
-};
-
 }  // namespace
 
 FileTree::FileTree(std::string root) : root_(std::move(root)) {
@@ -47,7 +29,7 @@ std::string FileTree::full(const std::string& rel) const {
 
 Result<std::string> FileTree::read(const std::string& rel) const {
     const std::string path = full(rel);
-    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (fd.get() < 0) return fail(errno, "read", path);
     std::string out;
     std::array<char, 65536> buf{};
@@ -67,7 +49,7 @@ Result<std::string> FileTree::read(const std::string& rel) const {
 Result<void> FileTree::write(const std::string& rel, const std::string& value) {
     const std::string path = full(rel);
     // No O_CREAT and no O_TRUNC: sysfs/procfs knobs exist or the write is wrong.
-    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
     if (fd.get() < 0) return fail(errno, "write", path);
     if (root_ != "/") {
         // A fixture file behaves like a knob: its new content replaces the old one.
