@@ -122,7 +122,9 @@ Result<std::string> XdpSteering::current(const std::string& ifname) const {
         bpf_cpumap_val val{};
         if (bpf_map_lookup_elem(cpus.get(), &first, &val) == 0) spec.qsize = val.qsize;
     }
-    LIBBPF_OPTS(bpf_xdp_query_opts, q);
+    // Plain init plus sz instead of LIBBPF_OPTS, whose statement expression is not ISO C++.
+    bpf_xdp_query_opts q{};
+    q.sz = sizeof q;
     if (bpf_xdp_query(static_cast<int>(ifindex), 0, &q) == 0)
         spec.mode = q.attach_mode == XDP_ATTACHED_DRV ? XdpMode::kNative : XdpMode::kGeneric;
     return spec.str();
@@ -161,7 +163,8 @@ Result<void> XdpSteering::install(const std::string& ifname, const XdpSpec& spec
     }
     // A BPF link rather than a netlink attach: it cannot be replaced behind our back, and it goes
     // away with its last reference (the pin below).
-    LIBBPF_OPTS(bpf_link_create_opts, opts);
+    bpf_link_create_opts opts{};
+    opts.sz = sizeof opts;
     opts.flags = spec.mode == XdpMode::kNative ? XDP_FLAGS_DRV_MODE : XDP_FLAGS_SKB_MODE;
     UniqueFd link(bpf_link_create(bpf_program__fd(g.skel->progs.xdp_steer), static_cast<int>(ifindex), BPF_XDP, &opts));
     if (link.get() < 0) {
