@@ -8,7 +8,7 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
 	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libfmt-dev libsystemd-dev \
 	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter \
-	scdoc bash-completion debhelper dpkg-dev lintian fakeroot
+	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
