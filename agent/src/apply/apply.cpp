@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <set>
+
 namespace rxtune {
 
 namespace {
@@ -37,6 +39,10 @@ Result<void> Knobs::write(const std::string& path, ValueKind kind, const std::st
     return xdp_->install(deviceOf(path), *spec);
 }
 
+bool Knobs::writable(const std::string& path, ValueKind kind) const {
+    return kind == ValueKind::kXdp || fs_.writable(path);
+}
+
 bool Knobs::exists(const std::string& path, ValueKind kind) const {
     // XDP pins are removed even when the device is gone, so that nothing is left in bpffs.
     return kind == ValueKind::kXdp || fs_.exists(path);
@@ -54,7 +60,36 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     Journal j = before.value_or(Journal{});
     report.resumedInterrupted = before && before->state == "applying";
 
+    // Settings an earlier apply changed that this plan no longer mentions go back to their
+    // originals (the host shows the new profile, not a mix); knobs that are gone are forgotten.
+    std::set<std::string> planned;
+    for (const auto& s : plan.settings) planned.insert(s.path);
+    std::vector<Setting> restores;
+    std::set<std::string> settled;  // journaled paths this apply puts back or finds gone
+    for (const auto& o : j.originals) {
+        if (planned.count(o.path)) continue;
+        if (!fs.exists(o.path, o.kind)) {
+            // A deleted device's knobs are gone for good; anything else that is absent (a host-global
+            // sysctl seen from inside a network namespace) keeps its original for a later revert.
+            if (o.path.starts_with("sys/class/net/")) settled.insert(o.path);
+            continue;
+        }
+        auto cur = fs.read(o.path, o.kind);
+        if (!cur) {
+            if (cur.error().code != ENOENT && cur.error().code != ENODEV) return failWith(cur.error().withContext(o.id));
+            if (o.path.starts_with("sys/class/net/")) settled.insert(o.path);
+            continue;
+        }
+        if (sameValue(o.kind, *cur, o.value)) {
+            settled.insert(o.path);
+            continue;
+        }
+        if (!fs.writable(o.path, o.kind)) continue;  // read-only here (rmem_max in a netns): kept for revert
+        restores.push_back({o.id, o.path, o.kind, *cur, o.value, "no longer in the profile: original restored"});
+    }
+
     std::vector<const Setting*> pending;
+    for (const auto& s : restores) pending.push_back(&s);
     for (const auto& s : plan.settings)
         if (s.pending()) pending.push_back(&s);
 
@@ -73,7 +108,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     j.pid = static_cast<long>(::getpid());
     j.profile = plan.profile;
     j.applied = plan.settings;
-    if (!pending.empty() || !before) {
+    if (!pending.empty() || !before || !settled.empty()) {
         if (auto r = store.save(j); !r) return failWith(r.error());
     }
 
@@ -98,6 +133,8 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         }
         return failWith(std::move(err));
     }
+    for (const auto& s : restores) settled.insert(s.path);
+    std::erase_if(j.originals, [&](const Original& o) { return settled.count(o.path) > 0; });
     j.state = "applied";
     j.appliedAt = now;
     if (auto r = store.save(j); !r) return failWith(r.error());

@@ -18,6 +18,7 @@ public:
     Result<std::string> read(const std::string& path, ValueKind kind) const;
     Result<void> write(const std::string& path, ValueKind kind, const std::string& value) const;
     bool exists(const std::string& path, ValueKind kind) const;
+    bool writable(const std::string& path, ValueKind kind) const;
     std::string full(const std::string& path, ValueKind kind) const;
 
 private:

@@ -175,3 +175,27 @@ TEST_CASE("an interrupted apply's journal keeps the true originals", "[apply]") 
     REQUIRE(revertAll(knobsOf(fs), store));
     CHECK(contents(rig.tree.path()) == before);
 }
+
+TEST_CASE("applying a profile that sets less restores what only the earlier one set", "[apply]") {
+    Rig rig;
+    const auto before = contents(rig.tree.path());
+    FileTree fs(rig.tree.path().string());
+    JournalStore store(rig.stateDir);
+    REQUIRE(applyPlan(rig.makePlan("throughput"), knobsOf(fs), store, "t1"));
+    CHECK(fs.read("proc/sys/net/core/netdev_budget").value() == "600");
+    // balanced sets no budget, no socket buffers, no governor: those go back to the originals.
+    auto r = applyPlan(rig.makePlan("balanced"), knobsOf(fs), store, "t2");
+    REQUIRE(r);
+    CHECK(fs.read("proc/sys/net/core/netdev_budget").value() == "300\n");
+    CHECK(fs.read("proc/sys/net/core/rmem_max").value() == "212992\n");
+    CHECK(fs.read("sys/devices/system/cpu/cpu5/cpufreq/scaling_governor").value() == "powersave\n");
+    bool restoredSaid = false;
+    for (const auto& s : r->written) restoredSaid = restoredSaid || s.why.find("original restored") != std::string::npos;
+    CHECK(restoredSaid);
+    CHECK(rig.makePlan("balanced").pendingCount() == 0);
+    auto j = store.load().value().value();
+    CHECK(verifyApplied(j, knobsOf(fs)).value().empty());
+    for (const auto& o : j.originals) CHECK(o.path.find("netdev_budget") == std::string::npos);
+    REQUIRE(revertAll(knobsOf(fs), store));
+    CHECK(contents(rig.tree.path()) == before);
+}
