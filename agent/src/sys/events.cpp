@@ -52,18 +52,26 @@ std::uint64_t readTimer(const UniqueFd& fd) {
     return n;
 }
 
-Result<UniqueFd> openLinkMonitor() {
-    int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_ROUTE);
-    if (fd < 0) return fail(errno, "socket", "NETLINK_ROUTE");
+namespace {
+
+// A non-blocking netlink socket bound to multicast groups, with room for bursts of hundreds of
+// events (a batch of link changes must not overrun it).
+Result<UniqueFd> openNetlinkListener(int type, int protocol, std::uint32_t groups, const char* what) {
+    int fd = ::socket(AF_NETLINK, type | SOCK_NONBLOCK | SOCK_CLOEXEC, protocol);
+    if (fd < 0) return fail(errno, "socket", what);
     UniqueFd out(fd);
     sockaddr_nl sa{};
     sa.nl_family = AF_NETLINK;
-    sa.nl_groups = RTMGRP_LINK;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return fail(errno, "bind", "RTMGRP_LINK");
-    int rcvbuf = 1 << 20;  // bursts of hundreds of links must not overrun
+    sa.nl_groups = groups;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return fail(errno, "bind", what);
+    int rcvbuf = 1 << 20;
     ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
     return out;
 }
+
+}  // namespace
+
+Result<UniqueFd> openLinkMonitor() { return openNetlinkListener(SOCK_RAW, NETLINK_ROUTE, RTMGRP_LINK, "RTMGRP_LINK"); }
 
 std::vector<LinkEvent> readLinkEvents(const UniqueFd& fd) {
     std::vector<LinkEvent> out;
@@ -100,16 +108,8 @@ std::vector<LinkEvent> readLinkEvents(const UniqueFd& fd) {
 }
 
 Result<UniqueFd> openUeventMonitor() {
-    int fd = ::socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
-    if (fd < 0) return fail(errno, "socket", "NETLINK_KOBJECT_UEVENT");
-    UniqueFd out(fd);
-    sockaddr_nl sa{};
-    sa.nl_family = AF_NETLINK;
-    sa.nl_groups = 1;  // kernel events, not udev's re-broadcasts
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) return fail(errno, "bind", "uevent");
-    int rcvbuf = 1 << 20;
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
-    return out;
+    // Group 1: the kernel's events, not udev's re-broadcasts.
+    return openNetlinkListener(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1, "uevent");
 }
 
 bool parseUevent(const char* data, size_t len, Uevent& out) {
