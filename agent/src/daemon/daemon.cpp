@@ -162,14 +162,21 @@ void Agent::reconcile(Why why) {
 }
 
 void Agent::sampleMetrics() {
-    auto online = readTopology(fs_);
-    auto softnetText = fs_.read("proc/net/softnet_stat");
-    auto softirqText = fs_.read("proc/softirqs");
-    if (!online || !softnetText || !softirqText) {
-        LOG_W("metrics: cannot read softnet_stat or softirqs");
+    // One snapshot serves both: its CPU list maps old-style softnet_stat rows, and its NICs feed
+    // the interface metrics.
+    auto snap = takeSnapshot(fs_, nl_, {});
+    if (!snap) {
+        LOG_W("metrics: " + snap.error().message());  // a device that vanished mid-read: next interval
         return;
     }
-    auto softnet = parseSoftnetStat(*softnetText, online->online.cpus());
+    metrics_.updateSnapshot(*snap);
+    auto softnetText = fs_.read("proc/net/softnet_stat");
+    auto softirqText = fs_.read("proc/softirqs");
+    if (!softnetText || !softirqText) {
+        LOG_W("metrics: " + (!softnetText ? softnetText.error().message() : softirqText.error().message()));
+        return;
+    }
+    auto softnet = parseSoftnetStat(*softnetText, snap->host.online.cpus());
     auto netRx = parseNetRxSoftirqs(*softirqText);
     if (!softnet || !netRx) {
         LOG_W("metrics: " + (!softnet ? softnet.error().message() : netRx.error().message()));
@@ -180,7 +187,6 @@ void Agent::sampleMetrics() {
         if (auto v = bpf_->read()) metrics_.updateBpf(*v);
         else LOG_W("metrics: " + v.error().message());
     }
-    if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
 }
 
 void Agent::reload() {
