@@ -14,6 +14,7 @@
 #include <ctime>
 #include <iostream>
 #include <memory>
+#include <map>
 #include <optional>
 
 #include <prometheus/exposer.h>
@@ -23,6 +24,8 @@
 #include "bpf/softirq_accounting.hpp"
 #include "inventory/softnet.hpp"
 #include "metrics/metrics.hpp"
+#include "metrics/datapath_metrics.hpp"
+#include "inventory/dp_telemetry.hpp"
 #include "profile/daemon_config.hpp"
 #include "state/journal.hpp"
 #include "sys/events.hpp"
@@ -102,7 +105,8 @@ public:
           nl_(nl),
           metrics_(metrics),
           store_(cfg_.stateDir),
-          xdp_(cfg_.bpfDir) {}
+          xdp_(cfg_.bpfDir),
+          datapaths_(*metrics.registry()) {}
 
     int run();
 
@@ -124,6 +128,8 @@ private:
     std::unique_ptr<SoftirqAccounting> bpf_;  // null where BPF is not available
     XdpSteering xdp_;
     std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
+    DatapathMetrics datapaths_;
+    std::map<std::string, bool> datapathUp_;  // to log changes only
 };
 
 void Agent::reconcile(Why why) {
@@ -162,6 +168,17 @@ void Agent::reconcile(Why why) {
 }
 
 void Agent::sampleMetrics() {
+    for (const auto& socket : cfg_.datapaths) {
+        auto stats = readDatapathTelemetry(socket);
+        const bool up = stats.has_value();
+        auto [it, first] = datapathUp_.emplace(socket, up);
+        if ((first && up) || (!first && it->second != up)) {
+            if (up) LOG_N("datapath: reading rxtune-dp (TAP " + stats->tap + ") at " + socket);
+            else LOG_N("datapath: " + stats.error().message());
+        }
+        it->second = up;
+        datapaths_.update(socket, stats);
+    }
     // One snapshot serves both: its CPU list maps old-style softnet_stat rows, and its NICs feed
     // the interface metrics.
     auto snap = takeSnapshot(fs_, nl_, {});

@@ -58,7 +58,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         if (!root.IsMap()) bad(root, "", "expected a mapping");
         static const std::set<std::string> kKeys = {"profile", "interfaces", "listen", "drift_interval",
                                                     "metrics_interval", "on_stop", "state_dir", "run_dir",
-                                                    "bpf_dir", "http_threads"};
+                                                    "bpf_dir", "http_threads", "datapaths"};
         for (const auto& kv : root) {
             const auto k = kv.first.as<std::string>();
             if (!kKeys.count(k)) {
@@ -96,6 +96,16 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         if (auto n = root["state_dir"]) c.stateDir = scalar(n, "state_dir");
         if (auto n = root["run_dir"]) c.runDir = scalar(n, "run_dir");
         if (auto n = root["bpf_dir"]) c.bpfDir = scalar(n, "bpf_dir");
+        if (auto n = root["datapaths"]) {
+            if (!n.IsSequence()) bad(n, "datapaths", "expected a list of telemetry socket paths (may be empty)");
+            c.datapaths.clear();
+            for (const auto& e : n) {
+                auto path = scalar(e, "datapaths");
+                if (path.empty() || path.front() != '/' || path.size() >= 108)
+                    bad(e, "datapaths", "expected an absolute socket path shorter than 108 bytes, got '" + path + "'");
+                c.datapaths.push_back(path);
+            }
+        }
         if (auto n = root["http_threads"]) {
             auto s = scalar(n, "http_threads");
             unsigned v = 0;

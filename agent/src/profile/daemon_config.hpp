@@ -21,6 +21,8 @@ struct DaemonConfig {
     std::string runDir = "/run/rxtune";
     std::string bpfDir = "/sys/fs/bpf/rxtune";
     unsigned httpThreads = 8;
+    // rxtune-dp telemetry sockets to export as rxtune_datapath_* (an absent one shows up = 0).
+    std::vector<std::string> datapaths = {"/var/run/dpdk/rxtune-dp/dpdk_telemetry.v2"};
 };
 
 // A missing file at the default path means defaults; a missing file given explicitly is an error.

@@ -43,3 +43,18 @@ TEST_CASE("a missing default config means defaults; a missing given one is an er
     CHECK(loadDaemonConfig("/nonexistent/rxtune.yaml", false));
     CHECK_FALSE(loadDaemonConfig("/nonexistent/rxtune.yaml", true));
 }
+
+TEST_CASE("datapaths: telemetry sockets to export, default rxtune-dp's, empty to switch off", "[config]") {
+    auto def = parseDaemonConfig("", "c.yaml");
+    REQUIRE(def);
+    CHECK(def->datapaths == std::vector<std::string>{"/var/run/dpdk/rxtune-dp/dpdk_telemetry.v2"});
+    auto none = parseDaemonConfig("datapaths: []\n", "c.yaml");
+    REQUIRE(none);
+    CHECK(none->datapaths.empty());
+    auto two = parseDaemonConfig("datapaths: [/var/run/dpdk/a/dpdk_telemetry.v2, /run/b.sock]\n", "c.yaml");
+    REQUIRE(two);
+    CHECK(two->datapaths.size() == 2);
+    auto bad = parseDaemonConfig("datapaths: [relative.sock]\n", "c.yaml");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message().find("c.yaml:1:13: datapaths") == 0);
+}

@@ -1,0 +1,117 @@
+#include "inventory/dp_telemetry.hpp"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include <cstring>
+
+#include <nlohmann/json.hpp>
+
+#include "sys/unique_fd.hpp"
+
+namespace rxtune {
+
+namespace {
+
+using nlohmann::json;
+
+uint64_t u64(const json& o, const char* key) {
+    auto it = o.find(key);
+    if (it == o.end() || !it->is_number_unsigned()) throw std::invalid_argument(std::string("missing or not a counter: ") + key);
+    return it->get<uint64_t>();
+}
+
+std::vector<uint64_t> array(const json& o, const char* key, size_t n) {
+    auto it = o.find(key);
+    if (it == o.end() || !it->is_array() || it->size() != n)
+        throw std::invalid_argument(std::string("missing or not an array of ") + std::to_string(n) + ": " + key);
+    std::vector<uint64_t> out;
+    for (const auto& v : *it) {
+        if (!v.is_number_unsigned()) throw std::invalid_argument(std::string("not a counter in ") + key);
+        out.push_back(v.get<uint64_t>());
+    }
+    return out;
+}
+
+}  // namespace
+
+Result<DatapathStats> parseDatapathStats(std::string_view text) {
+    DatapathStats s;
+    try {
+        const json root = json::parse(text);
+        if (!root.is_object() || !root.contains("/rxtune_dp/stats") || !root["/rxtune_dp/stats"].is_object())
+            return fail(EPROTO, "parse", "/rxtune_dp/stats", "reply has no /rxtune_dp/stats object (not an rxtune-dp socket?)");
+        const json& o = root["/rxtune_dp/stats"];
+        s.nic = o.value("nic", "");
+        s.tap = o.value("tap", "");
+        s.txMode = o.value("tx_mode", "");
+        s.rxCpu = static_cast<unsigned>(u64(o, "rx_cpu"));
+        s.tscHz = u64(o, "tsc_hz");
+        s.uptimeCycles = u64(o, "uptime_cycles");
+        s.rxPackets = u64(o, "rx_packets");
+        s.rxBytes = u64(o, "rx_bytes");
+        s.rxNonIp = u64(o, "rx_non_ip");
+        s.rxBusyCycles = u64(o, "rx_busy_cycles");
+        s.nicTxPackets = u64(o, "nic_tx_packets");
+        s.nicTxBytes = u64(o, "nic_tx_bytes");
+        s.nicTxDropped = u64(o, "nic_tx_dropped");
+        s.mbufsInUse = u64(o, "mbufs_in_use");
+        s.mbufsTotal = u64(o, "mbufs_total");
+        const uint64_t n = u64(o, "workers");
+        if (n == 0 || n > 64) return fail(EPROTO, "parse", "/rxtune_dp/stats", "workers out of range: " + std::to_string(n));
+        if (s.tap.empty()) return fail(EPROTO, "parse", "/rxtune_dp/stats", "no tap name");
+        const auto cpu = array(o, "worker_cpu", n), reta = array(o, "worker_reta_entries", n),
+                   disp = array(o, "worker_dispatched", n), full = array(o, "worker_ring_full", n),
+                   count = array(o, "worker_ring_count", n), tp = array(o, "worker_to_tap_packets", n),
+                   tb = array(o, "worker_to_tap_bytes", n), td = array(o, "worker_to_tap_dropped", n),
+                   fp = array(o, "worker_from_tap_packets", n), fb = array(o, "worker_from_tap_bytes", n),
+                   tn = array(o, "worker_to_nic", n), tnd = array(o, "worker_to_nic_dropped", n),
+                   ck = array(o, "worker_checksums_fixed", n), busy = array(o, "worker_busy_cycles", n);
+        for (size_t i = 0; i < n; ++i)
+            s.workers.push_back({static_cast<unsigned>(i), static_cast<unsigned>(cpu[i]), static_cast<unsigned>(reta[i]),
+                                 disp[i], full[i], count[i], tp[i], tb[i], td[i], fp[i], fb[i], tn[i], tnd[i], ck[i], busy[i]});
+        for (const auto& [k, v] : o.items()) {
+            if (!v.is_number_unsigned()) continue;
+            if (k.starts_with("nic_port_")) s.nicPort[k.substr(9)] = v.get<uint64_t>();
+            else if (k.starts_with("tap_port_")) s.tapPort[k.substr(9)] = v.get<uint64_t>();
+        }
+    } catch (const std::exception& e) {
+        return fail(EPROTO, "parse", "/rxtune_dp/stats", e.what());
+    }
+    return s;
+}
+
+Result<DatapathStats> readDatapathTelemetry(const std::string& socketPath, int timeoutMs) {
+    sockaddr_un sun{};
+    if (socketPath.size() >= sizeof sun.sun_path) return fail(ENAMETOOLONG, "connect", socketPath);
+    UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+    if (fd.get() < 0) return fail(errno, "socket", "AF_UNIX");
+    timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
+    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+    sun.sun_family = AF_UNIX;
+    std::memcpy(sun.sun_path, socketPath.c_str(), socketPath.size());
+    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sun), sizeof sun) != 0) return fail(errno, "connect", socketPath);
+    std::string buf(65536, '\0');
+    ssize_t n = recv(fd.get(), buf.data(), buf.size(), 0);
+    if (n <= 0) return fail(n == 0 ? EPROTO : errno, "read greeting", socketPath);
+    long pid = 0;
+    try {
+        auto g = nlohmann::json::parse(std::string_view(buf.data(), static_cast<size_t>(n)));
+        pid = g.value("pid", 0L);
+    } catch (const std::exception& e) {
+        return fail(EPROTO, "parse greeting", socketPath, e.what());
+    }
+    const std::string cmd = "/rxtune_dp/stats";
+    if (send(fd.get(), cmd.data(), cmd.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(cmd.size()))
+        return fail(errno, "send", socketPath);
+    n = recv(fd.get(), buf.data(), buf.size(), 0);
+    if (n <= 0) return fail(n == 0 ? EPROTO : errno, "read reply", socketPath);
+    auto s = parseDatapathStats(std::string_view(buf.data(), static_cast<size_t>(n)));
+    if (!s) return failWith(s.error().withContext(socketPath));
+    s->pid = pid;
+    return s;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,250 @@
+#include "config.hpp"
+
+#include <charconv>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <arpa/inet.h>
+#include <yaml-cpp/yaml.h>
+
+#include "core/paths.hpp"
+#include "fanout.hpp"
+
+namespace rxtune::dp {
+
+namespace {
+
+struct ConfigError {
+    YAML::Mark mark;
+    std::string key, what;
+};
+
+[[noreturn]] void bad(const YAML::Node& n, const std::string& key, const std::string& what) {
+    throw ConfigError{n.Mark(), key, what};
+}
+
+void requireKeys(const YAML::Node& n, const std::string& where, const std::set<std::string>& keys) {
+    if (!n.IsMap()) bad(n, where, "expected a mapping");
+    for (const auto& kv : n) {
+        const auto k = kv.first.as<std::string>();
+        if (keys.count(k)) continue;
+        std::string list;
+        for (const auto& a : keys) list += (list.empty() ? "" : ", ") + a;
+        bad(kv.first, where.empty() ? k : where + "." + k, "unknown key (expected one of: " + list + ")");
+    }
+}
+
+std::string scalar(const YAML::Node& n, const std::string& key) {
+    if (!n.IsScalar()) bad(n, key, "expected a string");
+    return n.Scalar();
+}
+
+unsigned number(const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
+    const std::string s = scalar(n, key);
+    unsigned v = 0;
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi)
+        bad(n, key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + s + "'");
+    return v;
+}
+
+bool boolean(const YAML::Node& n, const std::string& key) {
+    const std::string s = scalar(n, key);
+    if (s == "true") return true;
+    if (s == "false") return false;
+    bad(n, key, "expected true or false, got '" + s + "'");
+}
+
+std::vector<unsigned> numbers(const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
+    if (!n.IsSequence()) bad(n, key, "expected a list of integers");
+    std::vector<unsigned> out;
+    for (const auto& e : n) out.push_back(number(e, key, lo, hi));
+    return out;
+}
+
+std::vector<std::string> strings(const YAML::Node& n, const std::string& key) {
+    if (!n.IsSequence()) bad(n, key, "expected a list of strings");
+    std::vector<std::string> out;
+    for (const auto& e : n) out.push_back(scalar(e, key));
+    return out;
+}
+
+bool validCidr(const std::string& s) {
+    auto slash = s.find('/');
+    if (slash == std::string::npos) return false;
+    const std::string addr = s.substr(0, slash), len = s.substr(slash + 1);
+    unsigned bits = 0;
+    auto [p, ec] = std::from_chars(len.data(), len.data() + len.size(), bits);
+    if (ec != std::errc() || p != len.data() + len.size() || len.empty()) return false;
+    unsigned char buf[16];
+    if (inet_pton(AF_INET, addr.c_str(), buf) == 1) return bits <= 32;
+    if (inet_pton(AF_INET6, addr.c_str(), buf) == 1) return bits <= 128;
+    return false;
+}
+
+}  // namespace
+
+Result<std::array<uint8_t, 6>> parseMac(const std::string& text) {
+    std::array<uint8_t, 6> mac{};
+    auto bad = [&] { return fail(EINVAL, "parse", "MAC address", "expected six hex bytes such as 02:00:00:00:00:01, got '" + text + "'"); };
+    if (text.size() != 17) return bad();
+    for (size_t i = 0; i < 6; ++i) {
+        if (i > 0 && text[3 * i - 1] != ':') return bad();
+        auto [p, ec] = std::from_chars(text.data() + 3 * i, text.data() + 3 * i + 2, mac[i], 16);
+        if (ec != std::errc() || p != text.data() + 3 * i + 2) return bad();
+    }
+    if (mac[0] & 1) return fail(EINVAL, "parse", "MAC address", "'" + text + "' is a multicast address");
+    if (mac == std::array<uint8_t, 6>{}) return fail(EINVAL, "parse", "MAC address", "all-zero address");
+    return mac;
+}
+
+std::string stableMac(const std::string& name) {
+    uint32_t h = 2166136261u;  // FNV-1a: stable across builds and restarts
+    for (unsigned char c : name) h = (h ^ c) * 16777619u;
+    char buf[18];
+    std::snprintf(buf, sizeof buf, "02:72:78:%02x:%02x:%02x", (h >> 16) & 0xff, (h >> 8) & 0xff, h & 0xff);
+    return buf;
+}
+
+bool isVdev(const std::string& device) { return device.rfind("net_", 0) == 0; }
+
+std::string portNameOf(const std::string& device) {
+    return device.substr(0, device.find(','));
+}
+
+std::optional<std::string> kernelInterfaceOf(const std::string& device) {
+    if (device.rfind("net_af_packet", 0) != 0 && device.rfind("net_af_xdp", 0) != 0) return std::nullopt;
+    std::stringstream ss(device);
+    std::string part;
+    std::getline(ss, part, ',');
+    while (std::getline(ss, part, ','))
+        if (part.rfind("iface=", 0) == 0) return part.substr(6);
+    return std::nullopt;
+}
+
+Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file) {
+    DpConfig c;
+    c.file = file;
+    try {
+        YAML::Node root = YAML::Load(text);
+        if (root.IsNull()) return c;
+        requireKeys(root, "", {"eal", "file_prefix", "nic", "rx_cpu", "workers", "tap", "ring_size", "burst",
+                               "mbufs", "reta_size", "tx_mode", "idle_sleep_us"});
+        if (auto n = root["eal"]) c.eal = strings(n, "eal");
+        if (auto n = root["file_prefix"]) c.filePrefix = scalar(n, "file_prefix");
+        if (auto n = root["nic"]) {
+            requireKeys(n, "nic", {"device", "fix_checksums", "mtu"});
+            if (auto d = n["device"]) c.nic = scalar(d, "nic.device");
+            if (auto d = n["fix_checksums"]) c.fixChecksums = boolean(d, "nic.fix_checksums");
+            if (auto d = n["mtu"]) c.mtu = number(d, "nic.mtu", 68, 9600);
+        }
+        if (auto n = root["rx_cpu"]) c.rxCpu = number(n, "rx_cpu", 0, CpuSet::kMaxCpus - 1);
+        if (auto n = root["workers"]) {
+            requireKeys(n, "workers", {"cpus", "weights"});
+            if (auto d = n["cpus"]) {
+                c.workerCpus = numbers(d, "workers.cpus", 0, CpuSet::kMaxCpus - 1);
+                if (c.workerCpus.empty() || c.workerCpus.size() > kMaxWorkers)
+                    bad(d, "workers.cpus", "expected 1 to " + std::to_string(kMaxWorkers) + " CPUs (one per worker)");
+            }
+            if (auto d = n["weights"]) c.weights = numbers(d, "workers.weights", 0, 1000);
+        }
+        if (auto n = root["tap"]) {
+            requireKeys(n, "tap", {"name", "mac", "addresses"});
+            if (auto d = n["name"]) {
+                c.tapName = scalar(d, "tap.name");
+                if (auto ok = validateIfName(c.tapName); !ok) bad(d, "tap.name", ok.error().message());
+            }
+            if (auto d = n["mac"]) {
+                c.tapMac = scalar(d, "tap.mac");
+                if (auto ok = parseMac(c.tapMac); !ok) bad(d, "tap.mac", ok.error().message());
+            }
+            if (auto d = n["addresses"]) {
+                c.tapAddresses = strings(d, "tap.addresses");
+                size_t i = 0;
+                for (const auto& e : d) {
+                    if (!validCidr(c.tapAddresses[i]))
+                        bad(e, "tap.addresses", "expected an address with a prefix length such as 10.0.0.1/24, got '" +
+                                                    c.tapAddresses[i] + "'");
+                    ++i;
+                }
+            }
+        }
+        if (auto n = root["ring_size"]) c.ringSize = number(n, "ring_size", 64, 65536);
+        if (auto n = root["burst"]) c.burst = number(n, "burst", 1, 256);
+        if (auto n = root["mbufs"]) c.mbufs = number(n, "mbufs", 1024, 4194304);
+        if (auto n = root["reta_size"]) c.retaSize = number(n, "reta_size", 1, kMaxRetaSize);
+        if (auto n = root["tx_mode"]) {
+            auto v = scalar(n, "tx_mode");
+            if (v == "ring") c.txMode = TxMode::kRing;
+            else if (v == "lock") c.txMode = TxMode::kLock;
+            else bad(n, "tx_mode", "expected ring or lock, got '" + v + "'");
+        }
+        if (auto n = root["idle_sleep_us"]) c.idleSleepUs = number(n, "idle_sleep_us", 0, 100000);
+    } catch (const ConfigError& e) {
+        std::string where = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+        return fail(EINVAL, e.key.empty() ? where : where + ": " + e.key, "", e.what);
+    } catch (const YAML::Exception& e) {
+        std::string where = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
+        return fail(EINVAL, where, "", "malformed YAML: " + e.msg);
+    }
+    return c;
+}
+
+Result<DpConfig> loadDpConfig(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return fail(errno ? errno : ENOENT, "read", path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parseDpConfig(ss.str(), path);
+}
+
+Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {
+    auto invalid = [](const std::string& key, const std::string& what) { return fail(EINVAL, "config", key, what); };
+    if (c.nic.empty())
+        return invalid("nic.device", "no NIC port: give a vdev such as net_af_packet0,iface=eth1 or a PCI address");
+    if (c.nic.find(' ') != std::string::npos) return invalid("nic.device", "must not contain spaces: '" + c.nic + "'");
+    if (isVdev(c.nic) && c.nic.rfind("net_af_packet", 0) == 0 && !kernelInterfaceOf(c.nic))
+        return invalid("nic.device", "an af_packet port needs iface=<interface>: '" + c.nic + "'");
+    if (auto ifname = kernelInterfaceOf(c.nic)) {
+        if (auto ok = validateIfName(*ifname); !ok) return invalid("nic.device", ok.error().message());
+        if (*ifname == c.tapName) return invalid("tap.name", "the TAP cannot have the NIC interface's name '" + *ifname + "'");
+    }
+    if (c.filePrefix.empty() || c.filePrefix.find('/') != std::string::npos)
+        return invalid("file_prefix", "expected a plain name, got '" + c.filePrefix + "'");
+    if (auto ok = validateIfName(c.tapName); !ok) return invalid("tap.name", ok.error().message());
+    if (c.tapMac.empty()) c.tapMac = stableMac(c.tapName);
+    else if (auto ok = parseMac(c.tapMac); !ok) return invalid("tap.mac", ok.error().message());
+    for (const auto& a : c.tapAddresses)
+        if (!validCidr(a)) return invalid("tap.addresses", "expected an address with a prefix length, got '" + a + "'");
+
+    if (allowed.empty()) return invalid("cpus", "this process may run on no CPU");
+    if (!c.rxCpu) c.rxCpu = allowed.cpus().front();
+    auto checkCpu = [&](unsigned cpu, const std::string& key) -> Result<void> {
+        if (!allowed.contains(cpu))
+            return invalid(key, "CPU " + std::to_string(cpu) + " is not one this process may use (allowed: " +
+                                    allowed.toList() + "; see its cpuset)");
+        return {};
+    };
+    if (auto ok = checkCpu(*c.rxCpu, "rx_cpu"); !ok) return ok;
+    if (c.workerCpus.empty()) {
+        // Default: one worker on every other allowed CPU, or one beside the RX core on a 1-CPU host.
+        for (unsigned cpu : (allowed - CpuSet::of({*c.rxCpu})).cpus())
+            if (c.workerCpus.size() < kMaxWorkers) c.workerCpus.push_back(cpu);
+        if (c.workerCpus.empty()) c.workerCpus.push_back(*c.rxCpu);
+    }
+    if (c.workerCpus.size() > kMaxWorkers)
+        return invalid("workers.cpus", "at most " + std::to_string(kMaxWorkers) + " workers (TAP queues)");
+    for (unsigned cpu : c.workerCpus)
+        if (auto ok = checkCpu(cpu, "workers.cpus"); !ok) return ok;
+    if (c.weights.empty()) c.weights.assign(c.workerCpus.size(), 1);
+    if (c.weights.size() != c.workerCpus.size())
+        return invalid("workers.weights", std::to_string(c.weights.size()) + " weights for " +
+                                              std::to_string(c.workerCpus.size()) + " workers");
+    if (auto reta = buildReta(c.weights, c.retaSize); !reta) return invalid("reta_size", reta.error().message());
+    if (c.ringSize & (c.ringSize - 1)) return invalid("ring_size", "must be a power of two, got " + std::to_string(c.ringSize));
+    if (c.burst > c.ringSize) return invalid("burst", "larger than ring_size");
+    return {};
+}
+
+}  // namespace rxtune::dp

@@ -1,0 +1,55 @@
+// rxtune-dp configuration: a YAML file (validated like rxtune's profiles: file:line:col and the key)
+// with command-line overrides, then one validation pass against the CPUs this process may use.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/cpuset.hpp"
+#include "core/result.hpp"
+
+namespace rxtune::dp {
+
+enum class TxMode { kRing, kLock };  // how workers share the NIC's one TX queue
+
+struct DpConfig {
+    std::string file;                      // where it came from; empty for command line only
+    std::vector<std::string> eal;          // extra EAL arguments, e.g. --no-huge -m 256
+    std::string filePrefix = "rxtune-dp";  // EAL --file-prefix: telemetry at /var/run/dpdk/<prefix>/
+    std::string nic;                       // "net_af_packet0,iface=eth1" (a vdev) or "0000:03:00.0"
+    bool fixChecksums = false;             // recompute TCP/UDP checksums of frames from the NIC
+    std::optional<unsigned> rxCpu;         // default: the first CPU we may use
+    std::vector<unsigned> workerCpus;      // one worker (and one TAP queue) per entry
+    std::vector<unsigned> weights;         // share of flows per worker; default all 1
+    std::string tapName = "rxdp0";
+    std::string tapMac;                    // default: derived from tapName (stable across restarts)
+    std::vector<std::string> tapAddresses; // CIDR, set on the TAP after it comes up
+    unsigned mtu = 0;                      // 0: the NIC interface's MTU (af_packet/af_xdp), else 1500
+    unsigned ringSize = 1024;              // per worker ring and the shared TX ring; power of two
+    unsigned burst = 32;
+    unsigned mbufs = 0;                    // 0: sized from queues and rings
+    unsigned retaSize = 128;
+    TxMode txMode = TxMode::kRing;
+    unsigned idleSleepUs = 0;              // 0: busy poll; else sleep this long after idle polls
+};
+
+Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file);
+Result<DpConfig> loadDpConfig(const std::string& path);
+
+// Checks what parsing cannot: counts, power-of-two sizes, names, and that every CPU is one this
+// process may run on (sched_getaffinity: the cpuset, not the CPU count). Fills defaults.
+Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed);
+
+Result<std::array<uint8_t, 6>> parseMac(const std::string& text);
+std::string stableMac(const std::string& name);  // 02:xx:..: locally administered, from the name
+
+// The interface behind an af_packet / af_xdp vdev ("net_af_packet0,iface=veth0" -> "veth0").
+std::optional<std::string> kernelInterfaceOf(const std::string& device);
+// "net_af_packet0,iface=x" -> "net_af_packet0"; a PCI address stays as it is.
+std::string portNameOf(const std::string& device);
+bool isVdev(const std::string& device);
+
+}  // namespace rxtune::dp

@@ -1,0 +1,126 @@
+// rxtune-dp: the DPDK poll-mode path for NICs that cannot do multiqueue. See rxtune-dp(8).
+#include <sched.h>
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "config.hpp"
+#include "datapath.hpp"
+#include "fanout.hpp"
+
+using namespace rxtune;
+using namespace rxtune::dp;
+
+namespace {
+
+CpuSet allowedCpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CpuSet out;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return out;
+    for (unsigned i = 0; i < CPU_SETSIZE; ++i)
+        if (CPU_ISSET(i, &set)) out.add(i);
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"rxtune-dp: poll a single-queue NIC and fan its flows out to a multi-queue TAP"};
+    std::string configFile, nic, tapName, tapMac, txMode, workerCpus, weights;
+    std::vector<std::string> addresses, eal;
+    unsigned rxCpu = 0, idleSleep = 0;
+    bool fix = false, check = false;
+    app.add_option("-c,--config", configFile, "YAML configuration (command-line options override it)");
+    app.add_option("--nic", nic, "NIC port: a vdev such as net_af_packet0,iface=eth1, or a PCI address");
+    auto* rxOpt = app.add_option("--rx-cpu", rxCpu, "CPU of the RX core");
+    app.add_option("--worker-cpus", workerCpus, "CPU list of the workers, one TAP queue each (e.g. 2-5)");
+    app.add_option("--weights", weights, "Share of flows per worker, comma separated (default equal)");
+    app.add_option("--tap", tapName, "Name of the TAP interface the gateway serves from");
+    app.add_option("--tap-mac", tapMac, "MAC of the TAP (default: derived from its name, stable across restarts)");
+    app.add_option("--tap-address", addresses, "Address/prefix to put on the TAP (repeatable)");
+    app.add_option("--tx-mode", txMode, "How workers share the NIC's TX queue: ring (default) or lock")
+        ->check(CLI::IsMember({"ring", "lock"}));
+    auto* fixOpt = app.add_flag("--fix-checksums", fix, "Recompute TCP/UDP checksums of frames from the NIC");
+    auto* idleOpt = app.add_option("--idle-sleep-us", idleSleep, "Sleep this long after idle polls (0: busy poll)");
+    app.add_flag("--check", check, "Validate the configuration and the NIC interface, print the result, and exit");
+    app.add_option("eal", eal, "EAL arguments, after --");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+
+    DpConfig c;
+    if (!configFile.empty()) {
+        auto loaded = loadDpConfig(configFile);
+        if (!loaded) {
+            std::cerr << "rxtune-dp: " << loaded.error().message() << "\n";
+            return 1;
+        }
+        c = std::move(*loaded);
+    }
+    auto list = [](const std::string& key, const std::string& text) -> Result<std::vector<unsigned>> {
+        if (key == "--weights") {
+            std::vector<unsigned> out;
+            size_t pos = 0;
+            while (pos <= text.size()) {
+                size_t comma = text.find(',', pos);
+                std::string part = text.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+                try {
+                    size_t used = 0;
+                    unsigned long v = std::stoul(part, &used);
+                    if (used != part.size() || v > 1000) throw std::invalid_argument(part);
+                    out.push_back(static_cast<unsigned>(v));
+                } catch (const std::exception&) {
+                    return fail(EINVAL, "parse", key, "expected integers from 0 to 1000, got '" + part + "'");
+                }
+                if (comma == std::string::npos) break;
+                pos = comma + 1;
+            }
+            return out;
+        }
+        auto set = CpuSet::parseList(text);
+        if (!set) return failWith(set.error().withContext(key));
+        return set->cpus();
+    };
+    if (!nic.empty()) c.nic = nic;
+    if (rxOpt->count()) c.rxCpu = rxCpu;
+    for (auto [key, text, out] : {std::tuple{"--worker-cpus", &workerCpus, &c.workerCpus}, std::tuple{"--weights", &weights, &c.weights}}) {
+        if (text->empty()) continue;
+        auto v = list(key, *text);
+        if (!v) {
+            std::cerr << "rxtune-dp: " << v.error().message() << "\n";
+            return 1;
+        }
+        *out = *v;
+    }
+    if (!tapName.empty()) c.tapName = tapName;
+    if (!tapMac.empty()) c.tapMac = tapMac;
+    if (!addresses.empty()) c.tapAddresses = addresses;
+    if (!txMode.empty()) c.txMode = txMode == "lock" ? TxMode::kLock : TxMode::kRing;
+    if (fixOpt->count()) c.fixChecksums = fix;
+    if (idleOpt->count()) c.idleSleepUs = idleSleep;
+    c.eal.insert(c.eal.end(), eal.begin(), eal.end());
+
+    if (auto ok = validateDpConfig(c, allowedCpus()); !ok) {
+        std::cerr << "rxtune-dp: " << (c.file.empty() ? "" : c.file + ": ") << ok.error().message() << "\n";
+        return 1;
+    }
+    if (check) {
+        auto reta = buildReta(c.weights, c.retaSize);
+        std::cout << "nic: " << c.nic << "\nrx_cpu: " << *c.rxCpu << "\nworkers:";
+        auto shares = retaShares(*reta, static_cast<unsigned>(c.workerCpus.size()));
+        for (size_t i = 0; i < c.workerCpus.size(); ++i)
+            std::cout << "\n  - {queue: " << i << ", cpu: " << c.workerCpus[i] << ", reta_entries: " << shares[i] << "}";
+        std::cout << "\ntap: {name: " << c.tapName << ", mac: " << c.tapMac << ", queues: " << c.workerCpus.size() << "}\n";
+        return 0;
+    }
+    auto rc = runDatapath(c);
+    if (!rc) {
+        std::cerr << "rxtune-dp: " << rc.error().message() << "\n";
+        return 1;
+    }
+    return *rc;
+}
