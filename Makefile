@@ -15,7 +15,7 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps build build-asan build-fuzz run test deb clean
+.PHONY: all deps build build-asan build-fuzz run test deb lab clean
 
 all: build
 
@@ -47,7 +47,7 @@ build-asan: deps $(BUILD_ASAN)/build.ninja
 	meson compile -C $(BUILD_ASAN)
 
 build-fuzz: deps $(BUILD_FUZZ)/build.ninja
-	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz tests/softnet_fuzz
+	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz tests/softnet_fuzz tests/datapath_fuzz
 
 # Read-only on this host: shows what rxtune sees.
 run: build
@@ -58,6 +58,12 @@ run: build
 test: build build-asan build-fuzz
 	BUILD=$(BUILD) BUILD_ASAN=$(BUILD_ASAN) BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  tests/run_all.sh
+
+# The single-queue lab (docs/LAB.md): every scenario side by side, then the capacity ladder.
+# LAB_ARGS="--duration 5 --scenarios untuned,gateway" narrows it.
+LAB_ARGS ?= --safe-point --json build/lab-results.json
+lab: build
+	BUILD=$(CURDIR)/$(BUILD) python3 bench/lab.py $(LAB_ARGS)
 
 # Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.
 deb: deps

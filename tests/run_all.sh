@@ -33,12 +33,14 @@ stage "unit"                 meson test -C "$BUILD" --suite unit --print-errorlo
 stage "integration"          meson test -C "$BUILD" --suite integration --print-errorlogs
 stage "unit (asan+ubsan)"    meson test -C "$BUILD_ASAN" --suite unit --print-errorlogs
 stage "integration (asan+ubsan)" meson test -C "$BUILD_ASAN" --suite integration --print-errorlogs
+stage "lab smoke"            env BUILD="$BUILD" python3 bench/lab.py --smoke
 stage "staged install"       tests/package/staged_install.sh "$BUILD"
 stage "package"              tests/package/test_package.sh
 stage "fuzz cpuset"          fuzz cpuset_fuzz tests/fuzz/corpus/cpuset
 stage "fuzz interrupts"      fuzz interrupts_fuzz tests/fuzz/corpus/interrupts
 stage "fuzz profile"         fuzz profile_fuzz tests/fuzz/corpus/profile
 stage "fuzz softnet/uevent"  fuzz softnet_fuzz tests/fuzz/corpus/softnet
+stage "fuzz datapath"        fuzz datapath_fuzz tests/fuzz/corpus/datapath
 
 echo
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $f"; done

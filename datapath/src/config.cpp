@@ -150,7 +150,8 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
             if (auto d = n["weights"]) c.weights = numbers(d, "workers.weights", 0, 1000);
         }
         if (auto n = root["tap"]) {
-            requireKeys(n, "tap", {"name", "mac", "addresses"});
+            requireKeys(n, "tap", {"name", "mac", "addresses", "device"});
+            if (auto d = n["device"]) c.exceptionDevice = scalar(d, "tap.device");
             if (auto d = n["name"]) {
                 c.tapName = scalar(d, "tap.name");
                 if (auto ok = validateIfName(c.tapName); !ok) bad(d, "tap.name", ok.error().message());
@@ -213,6 +214,12 @@ Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {
     if (c.filePrefix.empty() || c.filePrefix.find('/') != std::string::npos)
         return invalid("file_prefix", "expected a plain name, got '" + c.filePrefix + "'");
     if (auto ok = validateIfName(c.tapName); !ok) return invalid("tap.name", ok.error().message());
+    if (!c.exceptionDevice.empty()) {
+        if (!isVdev(c.exceptionDevice) && c.exceptionDevice.rfind("virtio_user", 0) != 0)
+            return invalid("tap.device", "expected a vdev (net_..., virtio_user...), got '" + c.exceptionDevice + "'");
+        if (c.exceptionDevice.find(' ') != std::string::npos) return invalid("tap.device", "must not contain spaces");
+        if (!c.tapAddresses.empty()) return invalid("tap.addresses", "addresses need the TAP; tap.device replaces it");
+    }
     if (c.tapMac.empty()) c.tapMac = stableMac(c.tapName);
     else if (auto ok = parseMac(c.tapMac); !ok) return invalid("tap.mac", ok.error().message());
     for (const auto& a : c.tapAddresses)

@@ -27,6 +27,10 @@ struct DpConfig {
     std::string tapName = "rxdp0";
     std::string tapMac;                    // default: derived from tapName (stable across restarts)
     std::vector<std::string> tapAddresses; // CIDR, set on the TAP after it comes up
+    // A DPDK vdev used instead of the TAP as the kernel side, with one queue pair per worker:
+    // virtio_user...,path=/dev/vhost-net,queues=N (where the host has vhost-net), or net_null
+    // for benchmarks. Addresses and MTU are then the device's business; tap.name labels stats.
+    std::string exceptionDevice;
     unsigned mtu = 0;                      // 0: the NIC interface's MTU (af_packet/af_xdp), else 1500
     unsigned ringSize = 1024;              // per worker ring and the shared TX ring; power of two
     unsigned burst = 32;

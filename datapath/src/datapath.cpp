@@ -412,10 +412,17 @@ Result<int> runDatapath(const DpConfig& c) {
                         "MTU " + std::to_string(mtu) + " is larger than af_packet's default 2048-byte frames: add framesz= to the device string");
     }
     if (mtu == 0) mtu = 1500;
-    log(SD_INFO, std::string("exception path: TAP ") + c.tapName + " with " + std::to_string(c.workerCpus.size()) +
-                     " queues" + (vhostNetAvailable() ? "" : " (virtio-user would need /dev/vhost-net, which this host lacks)"));
+    const bool customException = !c.exceptionDevice.empty();
+    if (customException && c.exceptionDevice.rfind("virtio_user", 0) == 0 && !vhostNetAvailable())
+        return fail(ENODEV, "check", "/dev/vhost-net", "tap.device is virtio-user, but this host has no /dev/vhost-net (modprobe vhost_net, or use the TAP)");
+    if (customException)
+        log(SD_INFO, "exception path: " + c.exceptionDevice + " with " + std::to_string(c.workerCpus.size()) + " queues");
+    else
+        log(SD_INFO, std::string("exception path: TAP ") + c.tapName + " with " + std::to_string(c.workerCpus.size()) +
+                         " queues" + (vhostNetAvailable() ? " (/dev/vhost-net exists: virtio-user is possible via tap.device)"
+                                                          : " (virtio-user would need /dev/vhost-net, which this host lacks)"));
 
-    const std::string tapVdev = "net_tap_" + c.tapName;
+    const std::string tapVdev = customException ? portNameOf(c.exceptionDevice) : "net_tap_" + c.tapName;
     std::vector<std::string> args = {"rxtune-dp", "--file-prefix=" + c.filePrefix, "--lcores=" + lcoreMap(c)};
     if (isVdev(c.nic)) {
         args.push_back("--no-pci");
@@ -423,7 +430,7 @@ Result<int> runDatapath(const DpConfig& c) {
     } else {
         args.push_back("--allow=" + c.nic);
     }
-    args.push_back("--vdev=" + tapVdev + ",iface=" + c.tapName + ",mac=" + c.tapMac);
+    args.push_back(customException ? "--vdev=" + c.exceptionDevice : "--vdev=" + tapVdev + ",iface=" + c.tapName + ",mac=" + c.tapMac);
     args.insert(args.end(), c.eal.begin(), c.eal.end());
     std::string shown;
     for (const auto& a : args) shown += (shown.empty() ? "" : " ") + a;
@@ -468,7 +475,7 @@ Result<int> runDatapath(const DpConfig& c) {
     if (auto ok = setupPort(rt.nicPort, "NIC " + portNameOf(c.nic), 1, kNicDesc, eal.pool); !ok) return failWith(ok.error());
     if (auto ok = setupPort(rt.tapPort, "TAP " + c.tapName, static_cast<uint16_t>(n), kTapDesc, eal.pool); !ok)
         return failWith(ok.error());
-    if (int e = rte_eth_dev_set_mtu(rt.tapPort, static_cast<uint16_t>(mtu)); e != 0)
+    if (int e = rte_eth_dev_set_mtu(rt.tapPort, static_cast<uint16_t>(mtu)); e != 0 && !(customException && e == -ENOTSUP))
         return fail(-e, "set MTU", c.tapName, std::to_string(mtu));
 
     for (unsigned i = 0; i < n; ++i) {

@@ -40,6 +40,8 @@ int main(int argc, char** argv) {
     app.add_option("--tap", tapName, "Name of the TAP interface the gateway serves from");
     app.add_option("--tap-mac", tapMac, "MAC of the TAP (default: derived from its name, stable across restarts)");
     app.add_option("--tap-address", addresses, "Address/prefix to put on the TAP (repeatable)");
+    std::string exceptionDevice;
+    app.add_option("--tap-device", exceptionDevice, "A vdev instead of the TAP (virtio_user...,path=/dev/vhost-net; net_null for benchmarks)");
     app.add_option("--tx-mode", txMode, "How workers share the NIC's TX queue: ring (default) or lock")
         ->check(CLI::IsMember({"ring", "lock"}));
     auto* fixOpt = app.add_flag("--fix-checksums", fix, "Recompute TCP/UDP checksums of frames from the NIC");
@@ -99,6 +101,7 @@ int main(int argc, char** argv) {
     if (!tapName.empty()) c.tapName = tapName;
     if (!tapMac.empty()) c.tapMac = tapMac;
     if (!addresses.empty()) c.tapAddresses = addresses;
+    if (!exceptionDevice.empty()) c.exceptionDevice = exceptionDevice;
     if (!txMode.empty()) c.txMode = txMode == "lock" ? TxMode::kLock : TxMode::kRing;
     if (fixOpt->count()) c.fixChecksums = fix;
     if (idleOpt->count()) c.idleSleepUs = idleSleep;

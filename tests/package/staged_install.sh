@@ -12,7 +12,8 @@ for f in usr/sbin/rxtune etc/rxtune/rxtune.yaml \
          usr/share/rxtune/profiles/{single-queue-gateway,balanced,throughput,latency}.yaml \
          usr/share/rxtune/rxtune-alerts.yml usr/share/bash-completion/completions/rxtune \
          usr/share/man/man8/rxtune.8 usr/share/man/man5/rxtune.yaml.5 usr/share/man/man5/rxtune-profile.5 \
-         lib/systemd/system/rxtune.service lib/systemd/system/rxtune-apply.service; do
+         lib/systemd/system/rxtune.service lib/systemd/system/rxtune-apply.service \
+         usr/sbin/rxtune-dp etc/rxtune/rxtune-dp.yaml usr/share/man/man8/rxtune-dp.8 lib/systemd/system/rxtune-dp.service; do
   [ -e "$stage/$f" ] || { echo "staged install: missing /$f"; fail=1; }
 done
 [ -d "$stage/var/lib/rxtune" ] || { echo "staged install: missing /var/lib/rxtune"; fail=1; }

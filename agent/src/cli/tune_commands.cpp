@@ -72,6 +72,9 @@ json planJson(const Plan& p) {
     json skipped = json::array();
     for (const auto& s : p.skipped) skipped.push_back({{"id", s.id}, {"reason", s.reason}});
     j["skipped"] = std::move(skipped);
+    json advice = json::array();
+    for (const auto& a : p.advice) advice.push_back({{"interface", a.interface}, {"advice", a.text}});
+    j["advice"] = std::move(advice);
     return j;
 }
 
@@ -89,6 +92,7 @@ void printPlan(const Plan& p, std::ostream& out) {
             out << "  ok      " << std::left << std::setw(40) << s.id << " " << s.desired << "\n";
     }
     for (const auto& s : p.skipped) out << "  skip    " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
+    for (const auto& a : p.advice) out << "  advice  " << std::left << std::setw(40) << a.interface << " " << a.text << "\n";
     const size_t n = p.pendingCount();
     if (n == 0) out << "nothing to do: the host matches the profile\n";
     else out << n << " change" << (n == 1 ? "" : "s") << " pending\n";

@@ -31,12 +31,19 @@ struct Skip {
     std::string reason;
 };
 
+// Something the plan cannot do itself but the operator may want to (e.g. run rxtune-dp).
+struct Advice {
+    std::string interface;
+    std::string text;
+};
+
 struct Plan {
     std::string profile;
     std::vector<std::string> profileFiles;
     std::vector<std::string> interfaces;  // the interfaces the plan steers
     std::vector<Setting> settings;        // every desired setting, in apply order
     std::vector<Skip> skipped;            // what cannot be applied here, and why
+    std::vector<Advice> advice;           // not applied by rxtune; does not count as pending
     size_t pendingCount() const;
 };
 

@@ -123,6 +123,32 @@ Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host,
     return t;
 }
 
+// Kernel bypass for a NIC whose one RX queue cannot be raised: rxtune-dp polls it on the CPU its
+// RX IRQ uses now (where that work already runs) and fans flows out to the steering targets.
+static Advice datapathAdvice(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts) {
+    std::optional<unsigned> rxCpu;
+    for (const auto& irq : nic.irqs) {
+        if (irq.role == "tx") continue;  // a single-queue NIC often has one IRQ for everything
+        const CpuSet& on = irq.effective ? *irq.effective : irq.affinity;
+        if (!on.empty()) {
+            rxCpu = on.cpus().front();
+            break;
+        }
+    }
+    std::string text = "one RX queue and the driver cannot raise it: the profile asks for kernel bypass. rxtune-dp "
+                       "(package rxtune-datapath, see rxtune-dp(8)) polls the queue and fans flows out to a TAP with "
+                       "one queue per worker";
+    auto targets = steeringTargets(profile, host, &nic, opts);
+    CpuSet workers = targets ? targets->cpus : CpuSet{};
+    if (rxCpu && workers.count() > 1) workers.remove(*rxCpu);
+    if (!workers.empty()) {
+        text += "; e.g. rxtune-dp --nic net_af_xdp0,iface=" + nic.name;
+        if (rxCpu) text += " --rx-cpu " + std::to_string(*rxCpu);
+        text += " --worker-cpus " + workers.toList() + " --tap " + (nic.name.size() <= 13 ? nic.name + "dp" : std::string("rxdp0"));
+    }
+    return {nic.name, text};
+}
+
 Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts) {
     const Topology& host = snap.host;
     Plan p;
@@ -198,6 +224,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     // 2. per-interface steering.
     for (const Nic* nic : nics) {
         p.interfaces.push_back(nic->name);
+        if (profile.recommendDatapath && nic->verdict == Verdict::kSingleQueue) p.advice.push_back(datapathAdvice(profile, host, *nic, opts));
         if (profile.steering.mode == SteeringMode::kNone) continue;
         auto targets = steeringTargets(profile, host, nic, opts);
         if (!targets) return failWith(targets.error());

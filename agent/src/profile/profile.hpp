@@ -73,6 +73,7 @@ struct Profile {
     std::map<std::string, SysctlIntent> sysctls;
     std::vector<std::string> governors;  // first available wins
     Location governorsWhere;
+    bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
 };
 
 // Directories searched for a profile given by name, in order.

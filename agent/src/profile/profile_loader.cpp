@@ -39,6 +39,7 @@ struct Partial {
     std::optional<bool> excludeIsolated, excludeIrqCpus, xps, defaultMask;
     std::optional<std::uint32_t> flowEntries, xdpQsize;
     std::optional<bool> xdpNative;
+    std::optional<bool> recommendDatapath;
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
@@ -112,7 +113,7 @@ public:
     Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
         Partial p;
         if (root.IsNull()) return p;
-        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu"});
+        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath"});
         if (auto inc = root["include"]) {
             for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
         }
@@ -120,6 +121,10 @@ public:
         if (auto m = root["match"]) parseMatch(m, p);
         if (auto s = root["steering"]) parseSteering(s, p);
         if (auto s = root["sysctl"]) parseSysctl(s, p);
+        if (auto d = root["datapath"]) {
+            requireMap(d, "datapath", {"recommend"});
+            if (auto r = d["recommend"]) p.recommendDatapath = boolean(r, "datapath.recommend");
+        }
         if (auto c = root["cpu"]) {
             requireMap(c, "cpu", {"governor"});
             if (auto g = c["governor"]) {
@@ -261,6 +266,7 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.flowEntries, over.flowEntries);
     take(base.xdpNative, over.xdpNative);
     take(base.xdpQsize, over.xdpQsize);
+    take(base.recommendDatapath, over.recommendDatapath);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
     if (over.governors) {
         base.governors = over.governors;
@@ -352,6 +358,7 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     out.steering.flowEntries = p.flowEntries.value_or(32768);
     out.steering.xdpNative = p.xdpNative.value_or(false);
     out.steering.xdpQsize = p.xdpQsize.value_or(2048);
+    out.recommendDatapath = p.recommendDatapath.value_or(false);
     out.sysctls = p.sysctls;
     if (p.governors) {
         out.governors = *p.governors;

@@ -153,3 +153,21 @@ TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS o
     for (const auto& st : again.settings)
         if (st.id == "enp2s0 xdp steering") CHECK_FALSE(st.pending());
 }
+
+TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without counting it as pending", "[planner]") {
+    auto gateway = plan(loadProfile("single-queue-gateway", shipped()).value(), snap("story-20cpu-single-queue"), {}).value();
+    CHECK(gateway.advice.empty());
+    auto p = plan(loadProfile("kernel-bypass", shipped()).value(), snap("story-20cpu-single-queue"), {}).value();
+    REQUIRE(p.advice.size() == 1);
+    CHECK(p.advice[0].interface == "enp2s0");
+    // RX core on the CPU its IRQ uses now (3), workers on every other steering target.
+    INFO(p.advice[0].text);
+    CHECK(p.advice[0].text.find("rxtune-dp --nic net_af_xdp0,iface=enp2s0 --rx-cpu 3 --worker-cpus 0-2,4-19 --tap enp2s0dp") !=
+          std::string::npos);
+    CHECK(p.pendingCount() == gateway.pendingCount());
+    CHECK(lines(p) == lines(gateway));
+    auto bad = loadProfileText("datapath:\n  recommend: maybe\n", "t.yaml", shipped());
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().message().find("t.yaml:2:14") != std::string::npos);
+    CHECK(bad.error().message().find("datapath.recommend") != std::string::npos);
+}

@@ -1,0 +1,389 @@
+#!/usr/bin/env python3
+"""The single-queue lab: the story's gateway on one machine, measured against its peers.
+
+A client netns (the load generator) and a server netns (the gateway) are joined by lab_wire, a
+frame forwarder pinned to one CPU (the "NIC CPU"): every frame it writes into the server's TAP is
+received by the kernel on that CPU, as frames of a one-queue NIC are on its IRQ CPU. Scenarios run
+one after another on the same lab, each from the untuned state:
+
+  untuned   nothing changed
+  tunesh    bench/tune.sh (the story's script: RPS/RFS/XPS on all cores, backlog, buffers)
+  gateway   rxtune apply --profile single-queue-gateway
+  balanced  rxtune apply --profile balanced
+  xdp       rxtune apply, single-queue-gateway with steering mode xdp (generic)
+  dp        rxtune-dp polls the wire (af_packet on a veth) and fans flows out to a 2+ queue TAP
+
+Usage: bench/lab.py [--smoke] [--duration S] [--connections 250,1000] [--scenarios a,b]
+                    [--safe-point] [--json FILE]
+Needs root. Cleans up (processes, namespaces, host sysctls restored and checked) even on Ctrl-C.
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("BUILD", os.path.join(ROOT, "build"))
+RXTUNE = os.path.join(BUILD, "agent", "rxtune")
+RXTUNE_DP = os.path.join(BUILD, "datapath", "rxtune-dp")
+WIRE = os.path.join(BUILD, "bench", "lab_wire")
+HTTPD = os.path.join(BUILD, "bench", "lab_httpd")
+LOAD = os.path.join(BUILD, "bench", "http_load")
+TUNESH = os.path.join(ROOT, "bench", "tune.sh")
+HOST_SYSCTLS = ["net.core.netdev_max_backlog", "net.core.rps_sock_flow_entries", "net.core.rmem_max", "net.core.wmem_max"]
+SERVER_IP, CLIENT_IP, PORT = "10.77.0.2", "10.77.0.1", 8080
+
+
+def sh(*args, check=True, capture=True, **kw):
+    r = subprocess.run(list(args), stdout=subprocess.PIPE if capture else None, stderr=subprocess.PIPE if capture else None,
+                       text=True, **kw)
+    if check and r.returncode != 0:
+        raise RuntimeError("command failed (%d): %s\n%s" % (r.returncode, " ".join(args), r.stderr))
+    return r
+
+
+def sysctl_get(key):
+    with open("/proc/sys/" + key.replace(".", "/")) as f:
+        return f.read().strip()
+
+
+def sysctl_set(key, value):
+    with open("/proc/sys/" + key.replace(".", "/"), "w") as f:
+        f.write(value)
+
+
+def softnet():
+    """Per-CPU (processed, dropped, squeezed) from /proc/net/softnet_stat (row = CPU on 6.x: column 13)."""
+    out = {}
+    with open("/proc/net/softnet_stat") as f:
+        for i, line in enumerate(f):
+            cols = line.split()
+            cpu = int(cols[12], 16) if len(cols) > 12 else i
+            out[cpu] = (int(cols[0], 16), int(cols[1], 16), int(cols[2], 16))
+    return out
+
+
+def delta(before, after):
+    d = {}
+    for cpu, v in after.items():
+        b = before.get(cpu, (0, 0, 0))
+        d[cpu] = tuple((x - y) & 0xffffffff for x, y in zip(v, b))
+    return d
+
+
+class Lab:
+    def __init__(self, nic_cpu, tmp):
+        self.pid = os.getpid()
+        self.cli, self.srv = "rxlab-c-%d" % self.pid, "rxlab-s-%d" % self.pid
+        self.nic_cpu = nic_cpu
+        self.tmp = tmp
+        self.procs = []
+        self.wire = None
+        self.httpd = None
+        self.dp = None
+        self.host_saved = {k: sysctl_get(k) for k in HOST_SYSCTLS}
+        self.state = ["--state-dir", os.path.join(tmp, "state"), "--run-dir", os.path.join(tmp, "run"),
+                      "--bpf-dir", os.path.join(tmp, "bpffs", "rxtune")]
+        self.applied = False
+        ncpu = os.cpu_count()
+        self.load_cpus = ",".join(str(c) for c in range(ncpu) if c != nic_cpu) if ncpu > 1 else str(nic_cpu)
+
+    # ---- setup and teardown ----
+    def up(self):
+        for ns in (self.cli, self.srv):
+            sh("ip", "netns", "add", ns)
+            sh("ip", "-n", ns, "link", "set", "lo", "up")
+        os.makedirs(os.path.join(self.tmp, "bpffs"), exist_ok=True)
+        sh("mount", "-t", "bpf", "bpf", os.path.join(self.tmp, "bpffs"))
+        self.start_wire(veth=False)
+        self.start_httpd()
+
+    def start_wire(self, veth):
+        self.stop_wire()
+        if veth:
+            sh("ip", "-n", self.srv, "link", "add", "vs0", "type", "veth", "peer", "name", "vs1")
+            for d in ("vs0", "vs1"):
+                sh("ip", "netns", "exec", self.srv, "sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % d)
+                sh("ip", "-n", self.srv, "link", "set", d, "up")
+            server = ["--server-veth", "vs1"]
+        else:
+            server = ["--server-tap", "tapS"]
+        log = open(os.path.join(self.tmp, "wire.log"), "w")
+        self.wire = subprocess.Popen([WIRE, "--cpu", str(self.nic_cpu), "--client-ns", self.cli, "--client-tap", "tapC",
+                                      "--server-ns", self.srv] + server, stdout=log, stderr=log)
+        self.wait_for(lambda: "ready" in open(os.path.join(self.tmp, "wire.log")).read(), "lab_wire")
+        sh("ip", "-n", self.cli, "addr", "add", CLIENT_IP + "/24", "dev", "tapC")
+        sh("ip", "-n", self.cli, "link", "set", "tapC", "up")
+        if not veth:
+            sh("ip", "-n", self.srv, "addr", "add", SERVER_IP + "/24", "dev", "tapS")
+            sh("ip", "-n", self.srv, "link", "set", "tapS", "up")
+
+    def stop_wire(self):
+        if self.wire:
+            self.wire.send_signal(signal.SIGTERM)
+            self.wire.wait(timeout=10)
+            self.wire = None
+        sh("ip", "-n", self.srv, "link", "del", "vs0", check=False)
+
+    def start_httpd(self, upstream_ms=0, jitter_ms=0):
+        self.stop_httpd()
+        args = ["ip", "netns", "exec", self.srv, HTTPD, "--listen", "0.0.0.0:%d" % PORT, "--threads", str(os.cpu_count())]
+        if upstream_ms or jitter_ms:
+            args += ["--upstream-ms", str(upstream_ms), "--jitter-ms", str(jitter_ms)]
+        self.httpd = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmp, "httpd.log"), "w"))
+        time.sleep(0.2)
+
+    def stop_httpd(self):
+        if self.httpd:
+            self.httpd.send_signal(signal.SIGTERM)
+            self.httpd.wait(timeout=10)
+            self.httpd = None
+
+    def wait_for(self, cond, what, timeout=20):
+        end = time.time() + timeout
+        while time.time() < end:
+            try:
+                if cond():
+                    return
+            except OSError:
+                pass
+            time.sleep(0.05)
+        raise RuntimeError("timed out waiting for " + what)
+
+    def reachable(self):
+        r = sh("ip", "netns", "exec", self.cli, LOAD, "--host", SERVER_IP, "--port", str(PORT), "--connections", "1",
+               "--requests", "1", "--timeout-ms", "500", check=False)
+        return r.returncode == 0
+
+    def down(self):
+        errors = []
+        self.revert()
+        self.stop_dp()
+        self.stop_httpd()
+        try:
+            self.stop_wire()
+        except Exception as e:  # noqa: BLE001 - cleanup goes on
+            errors.append(str(e))
+        for ns in (self.cli, self.srv):
+            sh("ip", "netns", "del", ns, check=False)
+        sh("umount", os.path.join(self.tmp, "bpffs"), check=False)
+        for k, v in self.host_saved.items():
+            if sysctl_get(k) != v:
+                sysctl_set(k, v)
+            if sysctl_get(k) != v:
+                errors.append("host sysctl %s not restored: %s != %s" % (k, sysctl_get(k), v))
+        return errors
+
+    # ---- scenarios ----
+    def srv_exec(self, *args, check=True):
+        return sh("ip", "netns", "exec", self.srv, *args, check=check)
+
+    def host_tune(self):
+        sh(TUNESH, "host")
+
+    def host_restore(self):
+        for k, v in self.host_saved.items():
+            sysctl_set(k, v)
+
+    def apply(self, profile_text):
+        path = os.path.join(self.tmp, "profile.yaml")
+        with open(path, "w") as f:
+            f.write(profile_text)
+        self.srv_exec(RXTUNE, "apply", "-p", path, "-i", "tapS", *self.state)
+        self.applied = True
+
+    def revert(self):
+        if self.applied:
+            self.srv_exec(RXTUNE, "revert", *self.state, check=False)
+            self.applied = False
+
+    def start_dp(self, workers):
+        cpus = [c for c in range(os.cpu_count()) if c != self.nic_cpu][:workers] or [self.nic_cpu]
+        self.start_wire(veth=True)
+        args = ["ip", "netns", "exec", self.srv, RXTUNE_DP, "--nic", "net_af_packet0,iface=vs0", "--rx-cpu",
+                str(self.nic_cpu), "--worker-cpus", ",".join(map(str, cpus)), "--tap", "gw0", "--tap-address",
+                SERVER_IP + "/24", "--idle-sleep-us", "20", "--", "--no-huge", "-m", "512",
+                "--file-prefix=rxlab-%d" % self.pid, "--log-level=lib.eal:error"]
+        log = os.path.join(self.tmp, "dp.log")
+        self.dp = subprocess.Popen(args, stdout=open(log + ".out", "w"), stderr=open(log, "w"))
+        self.wait_for(lambda: "running:" in open(log).read() or self.dp.poll() is not None, "rxtune-dp")
+        if self.dp.poll() is not None:
+            raise RuntimeError("rxtune-dp did not start:\n" + open(log).read())
+
+    def stop_dp(self):
+        if self.dp:
+            self.dp.send_signal(signal.SIGTERM)
+            self.dp.wait(timeout=30)
+            self.dp = None
+            self.start_wire(veth=False)
+
+    # ---- measurement ----
+    def measure(self, connections, duration, rate=0, timeout_ms=2000):
+        before = softnet()
+        args = ["taskset", "-c", self.load_cpus, "ip", "netns", "exec", self.cli, LOAD, "--host", SERVER_IP, "--port",
+                str(PORT), "--connections", str(connections), "--duration", str(duration), "--timeout-ms", str(timeout_ms)]
+        if rate:
+            args += ["--rate", str(rate)]
+        r = sh(*args, check=False)
+        after = softnet()
+        try:
+            res = json.loads(r.stdout)
+        except ValueError:
+            raise RuntimeError("http_load: " + r.stdout + r.stderr)
+        d = delta(before, after)
+        total = sum(v[0] for v in d.values()) or 1
+        res["netrx_share"] = {str(c): round(v[0] / total, 3) for c, v in sorted(d.items())}
+        res["busiest_cpu_share"] = round(max(v[0] for v in d.values()) / total, 3)
+        res["nic_cpu_share"] = round(d.get(self.nic_cpu, (0,))[0] / total, 3)
+        res["softnet_dropped"] = sum(v[1] for v in d.values())
+        res["softnet_squeezed"] = sum(v[2] for v in d.values())
+        return res
+
+
+GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\n"
+SCENARIOS = {
+    "untuned": None,
+    "tunesh": "tunesh",
+    "gateway": GATEWAY,
+    "balanced": "include: balanced\nmatch:\n  virtual: include\n",
+    "xdp": GATEWAY + "steering:\n  mode: xdp\n",
+    "dp": "dp",
+}
+
+
+def enter(lab, name):
+    kind = SCENARIOS[name]
+    if kind is None:
+        return
+    if kind == "tunesh":
+        lab.tcp_saved = [lab.srv_exec("sysctl", "-n", k).stdout.strip() for k in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")]
+        lab.srv_exec(TUNESH, "device", "tapS")
+        lab.host_tune()
+    elif kind == "dp":
+        lab.start_dp(workers=max(1, os.cpu_count() - 1))
+    else:
+        lab.apply(kind)
+        lab.host_tune()  # the host-global sysctls rxtune skips inside a netns, as tune.sh sets them
+
+
+def leave(lab, name):
+    kind = SCENARIOS[name]
+    if kind == "tunesh":
+        # tune.sh keeps no journal: undo by hand what it wrote.
+        lab.srv_exec("sh", "-c", "for q in /sys/class/net/tapS/queues/rx-*; do echo 0 > $q/rps_cpus; echo 0 > $q/rps_flow_cnt; done;"
+                     " for q in /sys/class/net/tapS/queues/tx-*; do echo 0 > $q/xps_cpus 2>/dev/null || true; done;"
+                     " sysctl -qw net.ipv4.tcp_rmem='%s' net.ipv4.tcp_wmem='%s'" % tuple(lab.tcp_saved))
+    elif kind == "dp":
+        lab.stop_dp()
+    elif kind is not None:
+        lab.revert()
+    lab.host_restore()
+
+
+def smoke(lab):
+    """Seconds, not minutes: the lab works, untuned NET_RX is on the NIC CPU, rxtune moves some away."""
+    failures = []
+    lab.wait_for(lab.reachable, "the gateway through the wire")
+    base = lab.measure(16, 2)
+    print("untuned:", json.dumps(base))
+    if base["ok"] == 0 or base["failures"]:
+        failures.append("untuned: no clean traffic through the lab")
+    if base["nic_cpu_share"] < 0.9:
+        failures.append("untuned: NIC CPU did %.0f%% of NET_RX work, expected nearly all" % (100 * base["nic_cpu_share"]))
+    lab.apply(GATEWAY)
+    tuned = lab.measure(16, 2)
+    print("gateway:", json.dumps(tuned))
+    others = 1 - tuned["nic_cpu_share"]
+    if tuned["ok"] == 0 or tuned["failures"]:
+        failures.append("gateway: no clean traffic after apply")
+    if os.cpu_count() > 1 and others < 0.1:
+        failures.append("gateway: other CPUs did only %.0f%% of NET_RX work after apply" % (100 * others))
+    lab.revert()
+    rps = lab.srv_exec("cat", "/sys/class/net/tapS/queues/rx-0/rps_cpus").stdout.strip()
+    if rps.strip("0,") != "":
+        failures.append("revert left rps_cpus at " + rps)
+    return failures
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--duration", type=float, default=10)
+    ap.add_argument("--connections", default="250,1000")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS))
+    ap.add_argument("--safe-point", action="store_true", help="also run the open-loop capacity ladder")
+    ap.add_argument("--rates", default="1000,2000,4000,6000,8000,10000,12000")
+    ap.add_argument("--nic-cpu", type=int, default=0)
+    ap.add_argument("--json", help="write all results here")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        sys.exit("lab: needs root (network namespaces, TAPs, sysctls)")
+    for b in (RXTUNE, WIRE, HTTPD, LOAD):
+        if not os.access(b, os.X_OK):
+            sys.exit("lab: %s is not built (make build)" % b)
+    tmp = tempfile.mkdtemp(prefix="rxlab-")
+    lab = Lab(a.nic_cpu, tmp)
+    interrupted = []
+
+    def on_signal(sig, _frame):
+        interrupted.append(sig)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, on_signal)
+    failures, results = [], []
+    try:
+        lab.up()
+        if a.smoke:
+            failures = smoke(lab)
+        else:
+            conns = [int(c) for c in a.connections.split(",")]
+            machine = {"cpus": os.cpu_count(), "kernel": os.uname().release, "date": time.strftime("%Y-%m-%d"),
+                       "nic_cpu": a.nic_cpu, "duration_s": a.duration}
+            print("lab:", json.dumps(machine), flush=True)
+            for name in a.scenarios.split(","):
+                if name == "dp" and not os.access(RXTUNE_DP, os.X_OK):
+                    print("lab: skipping dp (rxtune-dp not built)")
+                    continue
+                enter(lab, name)
+                try:
+                    lab.wait_for(lab.reachable, "the gateway in scenario " + name)
+                    for c in conns:
+                        r = lab.measure(c, a.duration)
+                        r.update({"scenario": name, "method": "closed"})
+                        results.append(r)
+                        print(json.dumps(r), flush=True)
+                    if a.safe_point:
+                        lab.start_httpd(upstream_ms=20, jitter_ms=30)
+                        lab.wait_for(lab.reachable, "the slow gateway")
+                        for rate in [int(x) for x in a.rates.split(",")]:
+                            r = lab.measure(2000, a.duration, rate=rate, timeout_ms=2000)
+                            r.update({"scenario": name, "method": "open"})
+                            results.append(r)
+                            print(json.dumps(r), flush=True)
+                        lab.start_httpd()
+                finally:
+                    leave(lab, name)
+            if a.json:
+                with open(a.json, "w") as f:
+                    json.dump({"machine": machine, "results": results}, f, indent=1)
+    except KeyboardInterrupt:
+        failures.append("interrupted")
+    finally:
+        errors = lab.down()
+        for e in errors:
+            print("lab cleanup:", e)
+        failures += errors
+        sh("rm", "-rf", tmp, check=False)
+    for f in failures:
+        print("lab: FAILED:", f)
+    if a.smoke and not failures:
+        print("lab smoke: ok")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
