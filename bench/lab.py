@@ -20,6 +20,7 @@ Needs root. Cleans up (processes, namespaces, host sysctls restored and checked)
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,6 +65,18 @@ def softnet():
             cols = line.split()
             cpu = int(cols[12], 16) if len(cols) > 12 else i
             out[cpu] = (int(cols[0], 16), int(cols[1], 16), int(cols[2], 16))
+    return out
+
+
+def cpu_times():
+    """Per-CPU (busy, total) jiffies from /proc/stat."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("cpu") and line[3].isdigit():
+                cols = line.split()
+                vals = [int(x) for x in cols[1:9]]
+                out[int(cols[0][3:])] = (sum(vals) - vals[3] - vals[4], sum(vals))
     return out
 
 
@@ -223,13 +236,13 @@ class Lab:
 
     # ---- measurement ----
     def measure(self, connections, duration, rate=0, timeout_ms=2000):
-        before = softnet()
+        before, cpu0 = softnet(), cpu_times()
         args = ["taskset", "-c", self.load_cpus, "ip", "netns", "exec", self.cli, LOAD, "--host", SERVER_IP, "--port",
                 str(PORT), "--connections", str(connections), "--duration", str(duration), "--timeout-ms", str(timeout_ms)]
         if rate:
             args += ["--rate", str(rate)]
         r = sh(*args, check=False)
-        after = softnet()
+        after, cpu1 = softnet(), cpu_times()
         try:
             res = json.loads(r.stdout)
         except ValueError:
@@ -241,7 +254,25 @@ class Lab:
         res["nic_cpu_share"] = round(d.get(self.nic_cpu, (0,))[0] / total, 3)
         res["softnet_dropped"] = sum(v[1] for v in d.values())
         res["softnet_squeezed"] = sum(v[2] for v in d.values())
+        res["cpu_busy"] = {str(c): round((cpu1[c][0] - cpu0[c][0]) / max(1, cpu1[c][1] - cpu0[c][1]), 2) for c in sorted(cpu1)}
         return res
+
+    def wrk(self, connections, duration):
+        """The same closed-loop load from Debian's wrk: checks our load generator against a known one."""
+        r = sh("taskset", "-c", self.load_cpus, "ip", "netns", "exec", self.cli, "wrk", "-t1", "-c%d" % connections,
+               "-d%ds" % max(1, int(duration)), "--latency", "http://%s:%d/" % (SERVER_IP, PORT), check=False)
+        out = {"tool": "wrk", "connections": connections}
+        for line in r.stdout.splitlines():
+            f = line.split()
+            if line.startswith("Requests/sec:"):
+                out["rps"] = float(f[1])
+            elif len(f) == 2 and f[0] in ("50%", "99%"):
+                v = f[1]
+                scale = 1000.0 if v.endswith("ms") else 1e6 if v.endswith("s") and not v.endswith("us") else 1.0
+                out["p%s_us" % f[0][:-1]] = round(float(v.rstrip("mus")) * scale)
+            elif "Non-2xx" in line or "Socket errors" in line:
+                out["errors"] = line.strip()
+        return out
 
 
 GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\n"
@@ -309,6 +340,43 @@ def smoke(lab):
     return failures
 
 
+def report(results, duration):
+    """Markdown tables: closed loop side by side with ratios, then the open-loop safe points."""
+    closed = [r for r in results if r.get("method") == "closed"]
+    base = {r["connections"]: r["rps"] for r in closed if r["scenario"] == "untuned"}
+    tunesh = {r["connections"]: r["rps"] for r in closed if r["scenario"] == "tunesh"}
+    lines = ["| scenario | connections | req/s | vs untuned | vs tune.sh | p50 ms | p99 ms | busiest CPU NET_RX share |"
+             " CPU busy | softnet drops | squeezes | failures |", "|" + "---|" * 12]
+    for r in sorted(closed, key=lambda r: (r["connections"], list(SCENARIOS).index(r["scenario"]))):
+        c = r["connections"]
+        ratio = lambda ref: "%.2fx" % (r["rps"] / ref[c]) if ref.get(c) else "-"  # noqa: E731
+        busy = "/".join("%d%%" % round(100 * v) for v in r["cpu_busy"].values())
+        lines.append("| %s | %d | %.0f | %s | %s | %.1f | %.1f | %.2f | %s | %d | %d | %d |" % (
+            r["scenario"], c, r["rps"], ratio(base), ratio(tunesh), r["p50_us"] / 1000, r["p99_us"] / 1000,
+            r["busiest_cpu_share"], busy, r["softnet_dropped"], r["softnet_squeezed"], r["failures"]))
+    wrk = [r for r in results if r.get("method") == "wrk"]
+    for w in wrk:
+        lines.append("")
+        lines.append("Load generator check (untuned, %d connections): wrk %.0f req/s, p50 %.1f ms, p99 %.1f ms." % (
+            w["connections"], w.get("rps", 0), w.get("p50_us", 0) / 1000, w.get("p99_us", 0) / 1000))
+    opened = [r for r in results if r.get("method") == "open"]
+    if opened:
+        lines += ["", "| scenario | offered req/s | served | p95 ms | failures | holds |", "|---|---|---|---|---|---|"]
+        safe = {}
+        for r in opened:
+            # Answered, out of what was answered, failed or overdue (requests still in flight at the
+            # end, not yet overdue, count neither way).
+            served = r["ok"] / max(1, r["ok"] + r["failures"])
+            holds = r["failures"] == 0 and served >= 0.99
+            if holds:
+                safe[r["scenario"]] = max(safe.get(r["scenario"], 0), r["offered_rps"])
+            lines.append("| %s | %.0f | %.1f%% | %.1f | %d | %s |" % (r["scenario"], r["offered_rps"], 100 * min(served, 1.0),
+                                                                 r["p95_us"] / 1000, r["failures"], "yes" if holds else "no"))
+        lines += ["", "Safe points (highest offered rate served in full with zero failures): " +
+                  ", ".join("%s %d req/s" % (k, v) for k, v in safe.items())]
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--smoke", action="store_true")
@@ -317,6 +385,8 @@ def main():
     ap.add_argument("--scenarios", default=",".join(SCENARIOS))
     ap.add_argument("--safe-point", action="store_true", help="also run the open-loop capacity ladder")
     ap.add_argument("--rates", default="1000,2000,4000,6000,8000,10000,12000")
+    ap.add_argument("--open-connections", type=int, default=2000)
+    ap.add_argument("--open-duration", type=float, default=5)
     ap.add_argument("--nic-cpu", type=int, default=0)
     ap.add_argument("--json", help="write all results here")
     a = ap.parse_args()
@@ -356,17 +426,24 @@ def main():
                         r.update({"scenario": name, "method": "closed"})
                         results.append(r)
                         print(json.dumps(r), flush=True)
+                        if name == "untuned" and shutil.which("wrk"):
+                            w = lab.wrk(c, a.duration)
+                            w.update({"scenario": name, "method": "wrk"})
+                            results.append(w)
+                            print(json.dumps(w), flush=True)
                     if a.safe_point:
                         lab.start_httpd(upstream_ms=20, jitter_ms=30)
                         lab.wait_for(lab.reachable, "the slow gateway")
                         for rate in [int(x) for x in a.rates.split(",")]:
-                            r = lab.measure(2000, a.duration, rate=rate, timeout_ms=2000)
-                            r.update({"scenario": name, "method": "open"})
+                            r = lab.measure(a.open_connections, a.open_duration, rate=rate, timeout_ms=2000)
+                            r.update({"scenario": name, "method": "open", "schedule_s": a.open_duration})
                             results.append(r)
                             print(json.dumps(r), flush=True)
                         lab.start_httpd()
                 finally:
                     leave(lab, name)
+            print()
+            print(report(results, a.duration))
             if a.json:
                 with open(a.json, "w") as f:
                     json.dump({"machine": machine, "results": results}, f, indent=1)
