@@ -362,18 +362,22 @@ def report(results, duration):
     opened = [r for r in results if r.get("method") == "open"]
     if opened:
         lines += ["", "| scenario | offered req/s | served | p95 ms | failures | holds |", "|---|---|---|---|---|---|"]
-        safe = {}
-        for r in opened:
+        safe, broken, top = {}, set(), max(r["offered_rps"] for r in opened)
+        for r in sorted(opened, key=lambda r: (r["scenario"], r["offered_rps"])):
             # Answered, out of what was answered, failed or overdue (requests still in flight at the
             # end, not yet overdue, count neither way).
             served = r["ok"] / max(1, r["ok"] + r["failures"])
             holds = r["failures"] == 0 and served >= 0.99
-            if holds:
-                safe[r["scenario"]] = max(safe.get(r["scenario"], 0), r["offered_rps"])
+            # The safe point: the highest rate that holds with every lower rate holding too.
+            if holds and r["scenario"] not in broken:
+                safe[r["scenario"]] = (r["offered_rps"], r["p95_us"] / 1000)
+            elif not holds:
+                broken.add(r["scenario"])
             lines.append("| %s | %.0f | %.1f%% | %.1f | %d | %s |" % (r["scenario"], r["offered_rps"], 100 * min(served, 1.0),
                                                                  r["p95_us"] / 1000, r["failures"], "yes" if holds else "no"))
-        lines += ["", "Safe points (highest offered rate served in full with zero failures): " +
-                  ", ".join("%s %d req/s" % (k, v) for k, v in safe.items())]
+        lines += ["", "Safe points (highest offered rate served in full with zero failures, every lower rate too; "
+                  "p95 there): " + ", ".join("%s %d req/s%s (p95 %.0f ms)" % (k, v[0], "+ (top of the ladder)" if v[0] == top else "", v[1])
+                                             for k, v in sorted(safe.items(), key=lambda kv: list(SCENARIOS).index(kv[0])))]
     return "\n".join(lines)
 
 
@@ -389,7 +393,14 @@ def main():
     ap.add_argument("--open-duration", type=float, default=5)
     ap.add_argument("--nic-cpu", type=int, default=0)
     ap.add_argument("--json", help="write all results here")
+    ap.add_argument("--report", help="print the tables for a results file written by --json, and exit")
     a = ap.parse_args()
+    if a.report:
+        with open(a.report) as f:
+            data = json.load(f)
+        print("lab:", json.dumps(data["machine"]))
+        print(report(data["results"], data["machine"]["duration_s"]))
+        return
     if os.geteuid() != 0:
         sys.exit("lab: needs root (network namespaces, TAPs, sysctls)")
     for b in (RXTUNE, WIRE, HTTPD, LOAD):

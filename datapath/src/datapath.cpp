@@ -135,7 +135,9 @@ inline bool fixChecksum(rte_mbuf* m) {
 // The NIC's one TX queue, ring mode: the RX core is the only one that transmits on it.
 unsigned drainTxRing(Runtime& rt) {
     rte_mbuf* out[kMaxBurst];
-    const unsigned n = rte_ring_sc_dequeue_burst(rt.txRing, reinterpret_cast<void**>(out), rt.burst, nullptr);
+    // Up to kMaxBurst at a time: every worker feeds this ring, so it may fill N times as fast as
+    // one burst per loop drains it.
+    const unsigned n = rte_ring_sc_dequeue_burst(rt.txRing, reinterpret_cast<void**>(out), kMaxBurst, nullptr);
     if (n == 0) return 0;
     uint64_t bytes = 0;
     for (unsigned i = 0; i < n; ++i) bytes += out[i]->pkt_len;

@@ -99,8 +99,45 @@ inline bool parseFlow(const uint8_t* f, size_t len, FlowTuple& t) {
     return false;
 }
 
-inline uint32_t flowHash(FlowTuple& t) {
-    return rte_softrss(t.words, t.nwords, kSymmetricRssKey);
+// The same Toeplitz hash as rte_softrss, from a table: for every input byte position and value,
+// the XOR of the 32-bit key windows its set bits select. One lookup per byte instead of one
+// shift-and-XOR per set bit (a 5-tuple has ~50 set bits): the RX core's main cost.
+class ToeplitzTable {
+public:
+    static constexpr unsigned kBytes = 36;  // the IPv6 5-tuple
+    explicit ToeplitzTable(const uint8_t (&key)[40]) {
+        auto window = [&](unsigned bit) {  // 32 key bits starting at `bit`, MSB first
+            uint64_t w = 0;
+            for (unsigned b = 0; b < 8; ++b) w = (w << 8) | key[bit / 8 + b < 40 ? bit / 8 + b : 39];
+            return static_cast<uint32_t>(w >> (32 - bit % 8));
+        };
+        for (unsigned i = 0; i < kBytes; ++i)
+            for (unsigned v = 0; v < 256; ++v) {
+                uint32_t h = 0;
+                for (unsigned b = 0; b < 8; ++b)
+                    if (v & (0x80u >> b)) h ^= window(8 * i + b);
+                table_[i][v] = h;
+            }
+    }
+    uint32_t operator()(const uint32_t* words, uint32_t nwords) const {
+        uint32_t h = 0;
+        for (uint32_t w = 0; w < nwords; ++w) {
+            const uint32_t x = words[w];
+            const auto* row = &table_[4 * w];
+            h ^= row[0][x >> 24] ^ row[1][(x >> 16) & 0xff] ^ row[2][(x >> 8) & 0xff] ^ row[3][x & 0xff];
+        }
+        return h;
+    }
+
+private:
+    uint32_t table_[kBytes][256];
+};
+
+inline const ToeplitzTable& symmetricToeplitz() {
+    static const ToeplitzTable table(kSymmetricRssKey);
+    return table;
 }
+
+inline uint32_t flowHash(const FlowTuple& t) { return symmetricToeplitz()(t.words, t.nwords); }
 
 }  // namespace rxtune::dp

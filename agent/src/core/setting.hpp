@@ -44,6 +44,7 @@ struct Plan {
     std::vector<Setting> settings;        // every desired setting, in apply order
     std::vector<Skip> skipped;            // what cannot be applied here, and why
     std::vector<Advice> advice;           // not applied by rxtune; does not count as pending
+    std::vector<std::string> explanation; // per interface and CPU: chosen or left out, and why
     size_t pendingCount() const;
 };
 

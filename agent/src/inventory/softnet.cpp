@@ -3,6 +3,7 @@
 #include <charconv>
 #include <vector>
 
+#include "core/cpuset.hpp"
 #include "core/text.hpp"
 
 namespace rxtune {
@@ -67,6 +68,33 @@ Result<std::map<unsigned, std::uint64_t>> parseNetRxSoftirqs(std::string_view te
         return out;
     }
     return fail(EINVAL, "parse", "/proc/softirqs", "no NET_RX line");
+}
+
+Result<std::map<unsigned, CpuJiffies>> parseProcStat(std::string_view text) {
+    std::map<unsigned, CpuJiffies> out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t eol = text.find('\n', pos);
+        if (eol == std::string_view::npos) eol = text.size();
+        std::string_view line = text.substr(pos, eol - pos);
+        pos = eol + 1;
+        if (line.size() < 4 || line.substr(0, 3) != "cpu" || line[3] < '0' || line[3] > '9') continue;
+        auto fields = splitFields(line);
+        unsigned cpu = 0;
+        std::uint64_t v[10] = {};
+        if (fields.size() < 8 || !parseUnsigned(std::string_view(fields[0]).substr(3), cpu) || cpu >= CpuSet::kMaxCpus)
+            return fail(EINVAL, "parse", "/proc/stat", "bad cpu line '" + std::string(line.substr(0, 40)) + "'");
+        for (size_t i = 1; i < fields.size() && i <= 10; ++i)
+            if (!parseUnsigned(fields[i], v[i - 1])) return fail(EINVAL, "parse", "/proc/stat", "bad number in cpu" + std::to_string(cpu));
+        // user nice system idle iowait irq softirq steal guest guest_nice; guest is inside user.
+        CpuJiffies j;
+        j.total = v[0] + v[1] + v[2] + v[3] + v[4] + v[5] + v[6] + v[7];
+        j.busy = j.total - v[3] - v[4];
+        j.softirq = v[6];
+        out[cpu] = j;
+    }
+    if (out.empty()) return fail(EINVAL, "parse", "/proc/stat", "no per-CPU lines");
+    return out;
 }
 
 }  // namespace rxtune

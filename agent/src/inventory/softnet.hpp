@@ -20,6 +20,12 @@ struct SoftnetRow {
 // online CPU in order, which `onlineCpus` (ascending) maps to ids.
 Result<std::map<unsigned, SoftnetRow>> parseSoftnetStat(std::string_view text, const std::vector<unsigned>& onlineCpus);
 
+// Per-CPU jiffies from /proc/stat: busy (all but idle and iowait), total, softirq.
+struct CpuJiffies {
+    std::uint64_t busy = 0, total = 0, softirq = 0;
+};
+Result<std::map<unsigned, CpuJiffies>> parseProcStat(std::string_view text);
+
 // cpu -> NET_RX softirq count from /proc/softirqs.
 Result<std::map<unsigned, std::uint64_t>> parseNetRxSoftirqs(std::string_view text);
 

@@ -42,7 +42,8 @@ std::string joinNumbers(const std::vector<std::int64_t>& v) {
     return out;
 }
 
-// CPUs that serve the device's receive interrupts: effective affinity where the kernel has it.
+}  // namespace
+
 CpuSet irqCpus(const Nic& nic) {
     CpuSet out;
     bool anyRx = std::any_of(nic.irqs.begin(), nic.irqs.end(),
@@ -53,8 +54,6 @@ CpuSet irqCpus(const Nic& nic) {
     }
     return out;
 }
-
-}  // namespace
 
 bool matches(const Match& m, const Nic& nic) {
     if (nic.kind == "loopback") return false;
@@ -127,14 +126,7 @@ Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host,
 // RX IRQ uses now (where that work already runs) and fans flows out to the steering targets.
 static Advice datapathAdvice(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts) {
     std::optional<unsigned> rxCpu;
-    for (const auto& irq : nic.irqs) {
-        if (irq.role == "tx") continue;  // a single-queue NIC often has one IRQ for everything
-        const CpuSet& on = irq.effective ? *irq.effective : irq.affinity;
-        if (!on.empty()) {
-            rxCpu = on.cpus().front();
-            break;
-        }
-    }
+    if (CpuSet irq = irqCpus(nic); !irq.empty()) rxCpu = irq.cpus().front();
     std::string text = "one RX queue and the driver cannot raise it: the profile asks for kernel bypass. rxtune-dp "
                        "(package rxtune-datapath, see rxtune-dp(8)) polls the queue and fans flows out to a TAP with "
                        "one queue per worker";
@@ -147,6 +139,30 @@ static Advice datapathAdvice(const Profile& profile, const Topology& host, const
         text += " --worker-cpus " + workers.toList() + " --tap " + (nic.name.size() <= 13 ? nic.name + "dp" : std::string("rxdp0"));
     }
     return {nic.name, text};
+}
+
+// plan --explain for the static modes: every online CPU, chosen or left out and by which rule.
+static std::vector<std::string> explainTargets(const Profile& profile, const Topology& host, const Nic& nic,
+                                               const CpuSet& chosen, const std::vector<std::string>& notes) {
+    std::vector<std::string> out;
+    const CpuSet irq = irqCpus(nic);
+    CpuSet siblings;
+    for (unsigned c : irq.cpus())
+        if (auto it = host.smtSiblings.find(c); it != host.smtSiblings.end()) siblings = siblings | it->second;
+    for (unsigned cpu : host.online.cpus()) {
+        std::string why;
+        if (chosen.contains(cpu)) why = "chosen";
+        else if (profile.steering.excludeIsolated && (host.isolated.contains(cpu) || host.nohzFull.contains(cpu)))
+            why = "left out: isolated/nohz_full (steering.exclude_isolated)";
+        else if (profile.steering.excludeIrqCpus && irq.contains(cpu)) why = "left out: serves the RX IRQ (steering.exclude_irq_cpus)";
+        else if (profile.steering.excludeIrqCpus && siblings.contains(cpu))
+            why = "left out: SMT sibling of an RX IRQ CPU (steering.exclude_irq_cpus)";
+        else why = "left out: not in steering.cpus (" + profile.steering.cpus.str() + ")";
+        if (chosen.contains(cpu) && irq.contains(cpu)) why += " (serves the RX IRQ)";
+        out.push_back(nic.name + ": cpu " + std::to_string(cpu) + " " + why);
+    }
+    for (const auto& n : notes) out.push_back(nic.name + ": " + n);
+    return out;
 }
 
 Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts) {
@@ -166,7 +182,8 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
                              : matches(profile.match, n);
         if (chosen) nics.push_back(&n);
     }
-    const bool rps = profile.steering.mode == SteeringMode::kRps;
+    const bool autoMode = profile.steering.mode == SteeringMode::kAuto;
+    const bool rps = profile.steering.mode == SteeringMode::kRps || autoMode;  // auto steers with RPS when it steers
     const std::uint32_t entries = roundUpPow2(profile.steering.flowEntries);
 
     // 1. sysctls: the profile's own, then what steering needs.
@@ -211,7 +228,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         ValueKind kind = numbersOf(cur->value).size() > 1 ? ValueKind::kNumbers : ValueKind::kInteger;
         p.settings.push_back({"sysctl " + key, paths::sysctl(key), kind, normalise(kind, cur->value), dv.first, dv.second});
     }
-    if (rps && profile.steering.defaultMask && !nics.empty()) {
+    if (profile.steering.mode == SteeringMode::kRps && profile.steering.defaultMask && !nics.empty()) {
         const SysctlValue* cur = findSysctl(host, "net.core.rps_default_mask");
         if (cur && cur->present && cur->writable)
             p.settings.push_back({"sysctl net.core.rps_default_mask", paths::sysctl("net.core.rps_default_mask"),
@@ -228,6 +245,21 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         if (profile.steering.mode == SteeringMode::kNone) continue;
         auto targets = steeringTargets(profile, host, nic, opts);
         if (!targets) return failWith(targets.error());
+        if (autoMode) {
+            auto ex = opts.autoExplain.find(nic->name);
+            if (ex != opts.autoExplain.end())
+                for (const auto& line : ex->second) p.explanation.push_back(nic->name + ": " + line);
+            auto it = opts.autoTargets.find(nic->name);
+            if (it == opts.autoTargets.end() || it->second.empty()) {
+                p.skipped.push_back({nic->name + " steering", "mode auto: off (the measurement does not call for it)"});
+                continue;
+            }
+            targets->cpus = it->second & targets->cpus;
+            targets->notes = {"mode auto: measured saturation"};
+        } else {
+            auto lines = explainTargets(profile, host, *nic, targets->cpus, targets->notes);
+            p.explanation.insert(p.explanation.end(), lines.begin(), lines.end());
+        }
         if (targets->cpus.empty()) {
             p.skipped.push_back({nic->name + " steering", "no CPU left after exclusions"});
             continue;

@@ -15,6 +15,10 @@ struct PlanOptions {
     std::vector<std::string> interfaces;          // explicit choice; wins over the profile's match
     bool explicitInterfaces = false;              // use `interfaces` even when it is empty
     std::map<std::string, CpuSet> cgroupCpus;     // effective cpuset of each cgroup the profile names
+    // steering: mode: auto: what the measurement decided per interface (absent or empty: off), and
+    // why, one line per CPU and a verdict (for plan --explain).
+    std::map<std::string, CpuSet> autoTargets;
+    std::map<std::string, std::vector<std::string>> autoExplain;
 };
 
 // The CPUs a NIC's receive work is steered to, and the reasons CPUs were left out.
@@ -26,6 +30,9 @@ Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host,
                                    const PlanOptions& opts);
 
 bool matches(const Match& m, const Nic& nic);
+
+// The CPUs serving a device's receive interrupts (effective affinity where the kernel has it).
+CpuSet irqCpus(const Nic& nic);
 
 Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts);
 

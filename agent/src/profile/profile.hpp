@@ -24,7 +24,18 @@ inline Error profileError(const Location& where, const std::string& key, const s
     return Error{EINVAL, where.str() + ": " + key, "", what, {}};
 }
 
-enum class SteeringMode { kRps, kXdp, kNone };
+enum class SteeringMode { kRps, kXdp, kNone, kAuto };
+
+// steering.auto: when mode auto turns RPS on, how it judges the effect, and when it undoes it.
+struct AutoThresholds {
+    double onRxShare = 0.60;      // receive CPU's NET_RX softirq time share that counts as saturated...
+    double busyOn = 0.90;         // ...when that CPU is also at least this busy overall
+    double minSpare = 0.25;       // a target needs at least this idle share
+    double worseMargin = 0.05;    // delivered packets/s this much lower after a change = worse
+    unsigned sustain = 3;         // consecutive samples before acting
+    double windowSeconds = 15;    // how long a change is measured before it is judged
+    double backoffSeconds = 300;  // hold-off after an undo
+};
 const char* toString(SteeringMode m);
 
 struct CpuChoice {
@@ -46,6 +57,7 @@ struct Steering {
     bool defaultMask = true;  // net.core.rps_default_mask for devices created later
     bool xdpNative = false;   // mode xdp: attach in the driver (native) instead of generic (skb) mode
     std::uint32_t xdpQsize = 2048;  // cpumap queue size per target CPU
+    AutoThresholds autoThresholds;  // mode auto
 };
 
 struct Match {

@@ -40,6 +40,7 @@ struct Partial {
     std::optional<std::uint32_t> flowEntries, xdpQsize;
     std::optional<bool> xdpNative;
     std::optional<bool> recommendDatapath;
+    std::map<std::string, double> autoKeys;  // steering.auto, merged per key
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
@@ -81,6 +82,33 @@ public:
         if (s == "true" || s == "yes" || s == "on") return true;
         if (s == "false" || s == "no" || s == "off") return false;
         error(n, key, "expected true or false, got '" + s + "'");
+    }
+
+    // 0.6, or "60%"
+    double fraction(const YAML::Node& n, const std::string& key) const {
+        std::string v = str(n, key);
+        const bool percent = !v.empty() && v.back() == '%';
+        if (percent) v.pop_back();
+        char* end = nullptr;
+        double d = std::strtod(v.c_str(), &end);
+        if (v.empty() || *end != '\0') error(n, key, "expected a fraction such as 0.6 or 60%, got '" + str(n, key) + "'");
+        if (percent) d /= 100;
+        if (d < 0 || d > 1) error(n, key, "must be between 0 and 1 (0% and 100%), got '" + str(n, key) + "'");
+        return d;
+    }
+
+    // "15s", "500ms", "5m" or a number of seconds.
+    double seconds(const YAML::Node& n, const std::string& key, double lo, double hi) const {
+        std::string v = str(n, key);
+        char* end = nullptr;
+        double d = std::strtod(v.c_str(), &end);
+        const std::string unit = end ? std::string(end) : "";
+        if (end == v.c_str()) error(n, key, "expected a duration such as 15s, 500ms or 5m, got '" + v + "'");
+        if (unit == "ms") d /= 1000;
+        else if (unit == "m") d *= 60;
+        else if (!unit.empty() && unit != "s") error(n, key, "unknown unit '" + unit + "' (use ms, s or m)");
+        if (d < lo || d > hi) error(n, key, "must be from " + std::to_string(lo) + " to " + std::to_string(hi) + " seconds, got '" + v + "'");
+        return d;
     }
 
     std::int64_t integer(const YAML::Node& n, const std::string& key, std::int64_t lo, std::int64_t hi) const {
@@ -163,7 +191,15 @@ public:
     }
 
     void parseSteering(const YAML::Node& s, Partial& p) const {
-        requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp"});
+        requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp", "auto"});
+        if (auto a = s["auto"]) {
+            requireMap(a, "steering.auto", {"rx_share", "busy", "min_spare", "worse_margin", "sustain", "window", "backoff"});
+            for (const char* k : {"rx_share", "busy", "min_spare", "worse_margin"})
+                if (auto v = a[k]) p.autoKeys[k] = fraction(v, std::string("steering.auto.") + k);
+            if (auto v = a["sustain"]) p.autoKeys["sustain"] = static_cast<double>(integer(v, "steering.auto.sustain", 1, 100));
+            if (auto v = a["window"]) p.autoKeys["window"] = seconds(v, "steering.auto.window", 0.1, 3600);
+            if (auto v = a["backoff"]) p.autoKeys["backoff"] = seconds(v, "steering.auto.backoff", 0, 86400);
+        }
         if (auto x = s["xdp"]) {
             requireMap(x, "steering.xdp", {"mode", "qsize"});
             if (auto m = x["mode"]) {
@@ -178,7 +214,8 @@ public:
             if (v == "rps") p.mode = SteeringMode::kRps;
             else if (v == "xdp") p.mode = SteeringMode::kXdp;
             else if (v == "none") p.mode = SteeringMode::kNone;
-            else error(m, "steering.mode", "expected rps, xdp or none, got '" + v + "'");
+            else if (v == "auto") p.mode = SteeringMode::kAuto;
+            else error(m, "steering.mode", "expected rps, xdp, auto or none, got '" + v + "'");
         }
         if (auto c = s["cpus"]) {
             const auto v = str(c, "steering.cpus");
@@ -267,6 +304,7 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.xdpNative, over.xdpNative);
     take(base.xdpQsize, over.xdpQsize);
     take(base.recommendDatapath, over.recommendDatapath);
+    for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
     if (over.governors) {
         base.governors = over.governors;
@@ -359,6 +397,16 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     out.steering.xdpNative = p.xdpNative.value_or(false);
     out.steering.xdpQsize = p.xdpQsize.value_or(2048);
     out.recommendDatapath = p.recommendDatapath.value_or(false);
+    auto& at = out.steering.autoThresholds;
+    for (const auto& [k, v] : p.autoKeys) {
+        if (k == "rx_share") at.onRxShare = v;
+        else if (k == "busy") at.busyOn = v;
+        else if (k == "min_spare") at.minSpare = v;
+        else if (k == "worse_margin") at.worseMargin = v;
+        else if (k == "sustain") at.sustain = static_cast<unsigned>(v);
+        else if (k == "window") at.windowSeconds = v;
+        else if (k == "backoff") at.backoffSeconds = v;
+    }
     out.sysctls = p.sysctls;
     if (p.governors) {
         out.governors = *p.governors;
@@ -389,6 +437,7 @@ const char* toString(SteeringMode m) {
         case SteeringMode::kRps: return "rps";
         case SteeringMode::kXdp: return "xdp";
         case SteeringMode::kNone: return "none";
+        case SteeringMode::kAuto: return "auto";
     }
     return "?";
 }

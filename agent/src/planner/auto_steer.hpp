@@ -1,0 +1,92 @@
+// steering: mode: auto. A pure state machine per interface, fed one measurement sample at a time:
+// it turns RPS on only when the receive CPU is saturated by receive work and some CPU has spare
+// capacity, checks the effect over a window, undoes a change that made things worse and then holds
+// off. Everything it decides comes back with a reason and the numbers behind it.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/cpuset.hpp"
+#include "inventory/softnet.hpp"
+#include "profile/profile.hpp"
+
+namespace rxtune {
+
+
+struct CpuLoad {
+    double busy = 0;    // non-idle share of wall time
+    double netRx = 0;   // NET_RX softirq share of wall time (BPF exact, else /proc/stat softirq)
+};
+
+struct AutoSample {
+    double at = 0;             // seconds, monotonic
+    double deliveredPps = 0;   // interface RX packets/s minus softnet drops/s: what reached the stack
+    double drops = 0;          // softnet drops/s on all CPUs
+    std::map<unsigned, CpuLoad> cpus;
+};
+
+// Raw counters at one moment; two of them make a sample.
+struct AutoRaw {
+    double at = 0;                                // seconds, monotonic
+    std::map<unsigned, CpuJiffies> cpu;           // /proc/stat
+    std::map<unsigned, std::uint64_t> netRxNs;    // BPF NET_RX time; empty without BPF
+    std::map<std::string, std::uint64_t> rxPackets;  // per interface (rtnetlink stats64)
+    std::uint64_t softnetDrops = 0;               // all CPUs, 64-bit
+};
+// NET_RX share from BPF where both readings have it, else the /proc/stat softirq share (all
+// softirqs: an upper bound).
+AutoSample autoSample(const AutoRaw& before, const AutoRaw& after, const std::string& ifname);
+// The CPU with the largest NET_RX share: the receive CPU of a device without an IRQ.
+unsigned busiestRxCpu(const AutoSample& s);
+
+enum class AutoState { kOff, kTrial, kOn, kBackoff };
+const char* toString(AutoState s);
+
+struct AutoDecision {
+    std::string decision;  // "enable", "keep", "undo", "hold", "retry"; empty: nothing new
+    std::string reason;    // short code for the metric label: saturated, better, worse, ...
+    std::string detail;    // the numbers, for the log
+    bool changed = false;  // the targets changed: reconcile
+};
+
+class AutoSteer {
+public:
+    explicit AutoSteer(AutoThresholds t = {}) : t_(t) {}
+    // rxCpu: the CPU doing the interface's receive work (IRQ CPU, else the busiest NET_RX CPU);
+    // candidates: the profile's eligible CPUs (cpuset, isolation already applied);
+    // rxSiblings: rxCpu's SMT siblings (itself included).
+    AutoDecision step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings);
+
+    AutoState state() const { return state_; }
+    const CpuSet& targets() const { return targets_; }  // empty: steering off
+
+    // The targets a first look at one sample gives (the one-shot `plan`/`apply`), with each
+    // CPU's reason; nothing of the state changes.
+    struct Choice {
+        CpuSet targets;
+        std::map<unsigned, std::string> why;  // every candidate: "chosen: 62% idle" / "left out: ..."
+        std::string verdict;                   // why steering is on or off
+    };
+    Choice choose(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings) const;
+
+private:
+    bool saturated(const CpuLoad& rx) const { return rx.netRx >= t_.onRxShare && rx.busy >= t_.busyOn; }
+    static double mean(double sum, unsigned n) { return n ? sum / n : 0; }
+
+    AutoThresholds t_;
+    AutoState state_ = AutoState::kOff;
+    CpuSet targets_;
+    unsigned hot_ = 0, bad_ = 0;
+    double baselineSum_ = 0, baselineDrops_ = 0;
+    unsigned baselineN_ = 0;
+    double baselinePps_ = 0, baselineDropRate_ = 0;  // before the change
+    double trialStart_ = 0, trialSum_ = 0, trialDrops_ = 0;
+    unsigned trialN_ = 0;
+    double committedPps_ = 0;
+    double backoffUntil_ = 0;
+    std::string lastHold_;
+};
+
+}  // namespace rxtune
