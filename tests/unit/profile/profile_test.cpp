@@ -74,7 +74,7 @@ TEST_CASE("include merges with later-wins semantics", "[profile]") {
 TEST_CASE("profile errors name file, line, column and key", "[profile]") {
     CHECK(errorOf("steerng:\n  mode: rps\n") ==
           "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, datapath, description, include, match, steering, sysctl)");
-    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp or none, got 'fast'");
+    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp, auto or none, got 'fast'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: lots\n") ==
           "bad.yaml:3:19: steering.rfs.flow_entries: expected an integer, got 'lots'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: -4\n").find("out of range") != std::string::npos);
