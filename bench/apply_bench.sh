@@ -21,6 +21,8 @@ include: single-queue-gateway
 match:
   interfaces: ['b*', 'p*']
   virtual: include
+steering:
+  mode: rps
 sysctl:
   net.core.somaxconn: 8192
 YAML

@@ -21,7 +21,7 @@ command -v prometheus-node-exporter >/dev/null || { echo "needs prometheus-node-
 
 ip netns add "$NS"
 ip -n "$NS" link set lo up
-printf "include: single-queue-gateway\nmatch:\n  interfaces: ['b*']\n  virtual: include\n" > "$WORK/p.yaml"
+printf "include: single-queue-gateway\nmatch:\n  interfaces: ['b*']\n  virtual: include\nsteering:\n  mode: rps\n" > "$WORK/p.yaml"
 cat > "$WORK/rxtune.yaml" <<YAML
 profile: $WORK/p.yaml
 listen: 127.0.0.1:19881

@@ -12,6 +12,8 @@ one after another on the same lab, each from the untuned state:
   balanced  rxtune apply --profile balanced
   xdp       rxtune apply, single-queue-gateway with steering mode xdp (generic)
   dp        rxtune-dp polls the wire (af_packet on a veth) and fans flows out to a 2+ queue TAP
+  auto      rxtune daemon with steering: mode: auto (it decides from what it measures; a warm-up
+            load runs first so that it has something to decide on)
 
 Usage: bench/lab.py [--smoke] [--duration S] [--connections 250,1000] [--scenarios a,b]
                     [--safe-point] [--json FILE]
@@ -102,6 +104,7 @@ class Lab:
         self.state = ["--state-dir", os.path.join(tmp, "state"), "--run-dir", os.path.join(tmp, "run"),
                       "--bpf-dir", os.path.join(tmp, "bpffs", "rxtune")]
         self.applied = False
+        self.daemon = None
         ncpu = os.cpu_count()
         self.load_cpus = ",".join(str(c) for c in range(ncpu) if c != nic_cpu) if ncpu > 1 else str(nic_cpu)
 
@@ -174,6 +177,7 @@ class Lab:
 
     def down(self):
         errors = []
+        self.stop_daemon()
         self.revert()
         self.stop_dp()
         self.stop_httpd()
@@ -213,6 +217,30 @@ class Lab:
         if self.applied:
             self.srv_exec(RXTUNE, "revert", *self.state, check=False)
             self.applied = False
+
+    def start_daemon(self, profile_text):
+        """rxtune daemon in the server netns (mode auto decides in the daemon, from samples)."""
+        prof = os.path.join(self.tmp, "auto-profile.yaml")
+        with open(prof, "w") as f:
+            f.write(profile_text)
+        cfg = os.path.join(self.tmp, "rxtune.yaml")
+        with open(cfg, "w") as f:
+            f.write("profile: %s\ninterfaces: [tapS]\nlisten: 127.0.0.1:19899\nmetrics_interval: 1s\non_stop: revert\n"
+                    "datapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" % (
+                        prof, os.path.join(self.tmp, "dstate"), os.path.join(self.tmp, "drun"),
+                        os.path.join(self.tmp, "bpffs", "rxtune")))
+        self.daemon = subprocess.Popen(["ip", "netns", "exec", self.srv, RXTUNE, "daemon", "--config", cfg],
+                                       stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmp, "daemon.log"), "w"))
+        self.wait_for(lambda: "running:" in open(os.path.join(self.tmp, "daemon.log")).read(), "rxtune daemon")
+
+    def stop_daemon(self):
+        if self.daemon:
+            self.daemon.send_signal(signal.SIGTERM)
+            self.daemon.wait(timeout=30)
+            self.daemon = None
+            log = open(os.path.join(self.tmp, "daemon.log")).read()
+            return [l.split("rxtune: ", 1)[-1] for l in log.splitlines() if "auto tapS" in l]
+        return []
 
     def start_dp(self, workers):
         cpus = [c for c in range(os.cpu_count()) if c != self.nic_cpu][:workers] or [self.nic_cpu]
@@ -275,14 +303,16 @@ class Lab:
         return out
 
 
-GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\n"
+GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n"
+AUTO = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: auto\n  auto: {sustain: 2, window: 5s}\n"
 SCENARIOS = {
     "untuned": None,
     "tunesh": "tunesh",
     "gateway": GATEWAY,
-    "balanced": "include: balanced\nmatch:\n  virtual: include\n",
+    "balanced": "include: balanced\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n",
     "xdp": GATEWAY + "steering:\n  mode: xdp\n",
     "dp": "dp",
+    "auto": "auto",
 }
 
 
@@ -296,6 +326,9 @@ def enter(lab, name):
         lab.host_tune()
     elif kind == "dp":
         lab.start_dp(workers=max(1, os.cpu_count() - 1))
+    elif kind == "auto":
+        lab.start_daemon(AUTO)
+        lab.host_tune()
     else:
         lab.apply(kind)
         lab.host_tune()  # the host-global sysctls rxtune skips inside a netns, as tune.sh sets them
@@ -310,6 +343,9 @@ def leave(lab, name):
                      " sysctl -qw net.ipv4.tcp_rmem='%s' net.ipv4.tcp_wmem='%s'" % tuple(lab.tcp_saved))
     elif kind == "dp":
         lab.stop_dp()
+    elif kind == "auto":
+        for line in lab.stop_daemon():
+            print("lab: auto decided:", line, flush=True)
     elif kind is not None:
         lab.revert()
     lab.host_restore()
@@ -392,6 +428,7 @@ def main():
     ap.add_argument("--open-connections", type=int, default=2000)
     ap.add_argument("--open-duration", type=float, default=5)
     ap.add_argument("--nic-cpu", type=int, default=0)
+    ap.add_argument("--auto-warmup", type=float, default=12, help="seconds of load before measuring auto")
     ap.add_argument("--json", help="write all results here")
     ap.add_argument("--report", help="print the tables for a results file written by --json, and exit")
     a = ap.parse_args()
@@ -433,6 +470,8 @@ def main():
                 try:
                     lab.wait_for(lab.reachable, "the gateway in scenario " + name)
                     for c in conns:
+                        if name == "auto":  # give the daemon load to decide on before measuring
+                            lab.measure(c, a.auto_warmup)
                         r = lab.measure(c, a.duration)
                         r.update({"scenario": name, "method": "closed"})
                         results.append(r)

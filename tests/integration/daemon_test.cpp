@@ -18,23 +18,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-// Waits for a condition the daemon must bring about; the deadline is generous, not a timing claim.
-bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds deadline = 10s) {
-    auto end = std::chrono::steady_clock::now() + deadline;
-    while (std::chrono::steady_clock::now() < end) {
-        if (cond()) return true;
-        std::this_thread::sleep_for(50ms);
-    }
-    return cond();
-}
-
 // A daemon running inside a test namespace with its own config, state and run directories.
 class Daemon {
 public:
@@ -45,7 +28,8 @@ public:
         if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
         dir_ = t;
         std::ofstream(dir_ / "profile.yaml") << "include: single-queue-gateway\n"
-                                                "match:\n  interfaces: ['v*']\n  virtual: include\n";
+                                                "match:\n  interfaces: ['v*']\n  virtual: include\n"
+                                                "steering:\n  mode: rps\n";
         writeConfig(configYaml);
         pid_ = fork();
         if (pid_ == 0) {

@@ -10,7 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <thread>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -147,6 +155,90 @@ public:
 
 private:
     std::vector<int> fds_;
+};
+
+inline std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    if (!v) throw std::runtime_error(std::string(name) + " is not set");
+    return v;
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// Waits for a condition the code under test must bring about; the deadline is generous, not a timing claim.
+inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
+    auto end = std::chrono::steady_clock::now() + deadline;
+    while (std::chrono::steady_clock::now() < end) {
+        if (cond()) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return cond();
+}
+
+// A process in a namespace, its output in a file; killed on destruction if still running.
+class Background {
+public:
+    Background(const NetNs& ns, std::vector<std::string> argv, std::filesystem::path log) : log_(std::move(log)) {
+        argv.insert(argv.begin(), {"ip", "netns", "exec", ns.name()});
+        pid_ = fork();
+        if (pid_ == 0) {
+            int out = open(log_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            int devnull = open("/dev/null", O_RDWR);
+            dup2(devnull, 0);
+            dup2(out, 1);
+            dup2(out, 2);
+            std::vector<char*> args;
+            for (auto& a : argv) args.push_back(a.data());
+            args.push_back(nullptr);
+            execvp(args[0], args.data());
+            _exit(127);
+        }
+    }
+    ~Background() {
+        if (pid_ > 0 && status_ < 0) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+        }
+    }
+    Background(const Background&) = delete;
+    Background& operator=(const Background&) = delete;
+    void signal(int sig) const { kill(pid_, sig); }
+    bool exited() {
+        int st = 0;
+        if (status_ < 0 && waitpid(pid_, &st, WNOHANG) == pid_) status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        return status_ >= 0;
+    }
+    int wait(std::chrono::seconds deadline = std::chrono::seconds(30)) {
+        if (!eventually([&] { return exited(); }, deadline)) {
+            kill(pid_, SIGKILL);
+            waitpid(pid_, nullptr, 0);
+            status_ = 999;
+        }
+        return status_;
+    }
+    std::string log() const { return slurp(log_); }
+
+private:
+    std::filesystem::path log_;
+    pid_t pid_ = -1;
+    int status_ = -1;
+};
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        std::string t = (std::filesystem::temp_directory_path() / "rxtune-t-XXXXXX").string();
+        if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
+        path = t;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+    TempDir(const TempDir&) = delete;
+    TempDir& operator=(const TempDir&) = delete;
 };
 
 inline std::string rxtuneBin() {

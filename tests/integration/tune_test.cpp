@@ -45,7 +45,7 @@ struct Scratch {
 const char* kVethProfile =
     "include: throughput\n"
     "match:\n  interfaces: ['v*', 'mq*']\n  virtual: include\n"
-    "steering:\n  cpus: all\n";
+    "steering:\n  mode: rps\n  cpus: all\n";
 
 }  // namespace
 
@@ -204,14 +204,7 @@ int waitStatus(pid_t pid) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-std::string slurp(const std::filesystem::path& p) {
-    std::ifstream in(p);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
-const std::string kPairsProfile = "include: throughput\nmatch:\n  interfaces: ['c*', 'd*']\n  virtual: include\n";
+const std::string kPairsProfile = "include: throughput\nmatch:\n  interfaces: ['c*', 'd*']\n  virtual: include\nsteering:\n  mode: rps\n";
 
 }  // namespace
 

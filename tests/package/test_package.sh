@@ -49,7 +49,7 @@ step "capabilities: CAP_NET_ADMIN CAP_BPF CAP_PERFMON are enough; each one fewer
 ip netns add "$NS"
 ip -n "$NS" link set lo up
 ip -n "$NS" link add v0 numrxqueues 2 type veth peer name v1
-printf "include: single-queue-gateway\nmatch:\n  interfaces: ['v*']\n  virtual: include\n" > "$TMP/p.yaml"
+printf "include: single-queue-gateway\nmatch:\n  interfaces: ['v*']\n  virtual: include\nsteering:\n  mode: rps\n" > "$TMP/p.yaml"
 caps() { ip netns exec "$NS" setpriv --inh-caps="-all$1" --ambient-caps="-all$1" --bounding-set="-all$1" "${@:2}"; }
 caps ",+net_admin" rxtune apply -p "$TMP/p.yaml" --state-dir "$TMP/s1" --run-dir "$TMP/r1" > /dev/null
 [ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" != "" ]

@@ -1,11 +1,16 @@
 #include "apply/prepare.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "inventory/softnet.hpp"
 
 namespace rxtune {
 
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
-                             const std::vector<std::string>& interfaces, bool skipMissing, const XdpSteering* xdp) {
+                             const std::vector<std::string>& interfaces, bool skipMissing, const XdpSteering* xdp,
+                             const AutoInputs* autoIn) {
     std::vector<std::string> only = interfaces;
     if (skipMissing && !interfaces.empty()) {
         auto links = nl.links();
@@ -17,6 +22,10 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     PlanOptions opts;
     opts.interfaces = only;
     opts.explicitInterfaces = !interfaces.empty();
+    if (autoIn) {
+        opts.autoTargets = autoIn->targets;
+        opts.autoExplain = autoIn->explain;
+    }
     Prepared out;
     if (opts.explicitInterfaces && only.empty()) {
         // None of the named interfaces exists now: plan the host-wide settings only.
@@ -49,6 +58,51 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     if (!p) return failWith(p.error());
     out.plan = std::move(*p);
     return out;
+}
+
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap) {
+    AutoRaw raw;
+    raw.at = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    auto stat = fs.read("proc/stat");
+    if (!stat) return failWith(stat.error());
+    auto cpus = parseProcStat(*stat);
+    if (!cpus) return failWith(cpus.error());
+    raw.cpu = std::move(*cpus);
+    auto softnetText = fs.read("proc/net/softnet_stat");
+    if (!softnetText) return failWith(softnetText.error());
+    auto softnet = parseSoftnetStat(*softnetText, snap.host.online.cpus());
+    if (!softnet) return failWith(softnet.error());
+    for (const auto& [cpu, row] : *softnet) raw.softnetDrops += row.dropped;
+    for (const auto& n : snap.nics) raw.rxPackets[n.name] = n.stats.rxPackets;
+    return raw;
+}
+
+Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const std::vector<std::string>& interfaces,
+                                  const AutoRaw& before, const AutoRaw& after) {
+    AutoInputs in;
+    PlanOptions opts;
+    const auto& choice = profile.steering.cpus;
+    if (choice.kind == CpuChoice::Kind::kCgroup) {
+        auto cpus = cgroupCpus(fs, snap.host, choice.cgroupPath);
+        if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
+        opts.cgroupCpus[choice.cgroupPath] = *cpus;
+    }
+    char span[64];
+    std::snprintf(span, sizeof span, "%.1f s", after.at - before.at);
+    for (const auto& name : interfaces) {
+        auto nic = std::find_if(snap.nics.begin(), snap.nics.end(), [&](const Nic& n) { return n.name == name; });
+        if (nic == snap.nics.end()) continue;
+        const AutoSample sample = autoSample(before, after, name);
+        auto scope = autoScope(profile, snap.host, *nic, opts, sample);
+        if (!scope) return failWith(scope.error());
+        auto c = AutoSteer(profile.steering.autoThresholds).choose(sample, scope->rxCpu, scope->candidates, scope->siblings);
+        in.targets[name] = c.targets;
+        auto& lines = in.explain[name];
+        lines.push_back("mode auto, one look over " + std::string(span) + " (the daemon also measures the effect and undoes a change that made things worse): " + c.verdict);
+        lines.push_back("receive CPU " + std::to_string(scope->rxCpu) + " (" + scope->rxCpuSource + ")");
+        for (const auto& [cpu, why] : c.why) lines.push_back("cpu " + std::to_string(cpu) + " " + why);
+    }
+    return in;
 }
 
 }  // namespace rxtune

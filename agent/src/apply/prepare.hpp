@@ -1,15 +1,24 @@
 // prepare: snapshot the host for a profile (its extra sysctls, its cgroup) and plan it.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "inventory/snapshot.hpp"
 #include "bpf/xdp_steering.hpp"
+#include "planner/auto_steer.hpp"
 #include "planner/planner.hpp"
 #include "profile/profile.hpp"
 
 namespace rxtune {
+
+// steering: mode: auto: what the measurement decided (interface -> targets; absent or empty: off)
+// and why (plan --explain).
+struct AutoInputs {
+    std::map<std::string, CpuSet> targets;
+    std::map<std::string, std::vector<std::string>> explain;
+};
 
 struct Prepared {
     HostSnapshot snapshot;
@@ -21,6 +30,15 @@ struct Prepared {
 // xdp: reads what XDP steering rxtune has on each device (mode xdp); may be null otherwise.
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
                              const std::vector<std::string>& interfaces, bool skipMissing,
-                             const XdpSteering* xdp = nullptr);
+                             const XdpSteering* xdp = nullptr, const AutoInputs* autoIn = nullptr);
+
+// mode auto's raw counters now: /proc/stat, softnet drops, each NIC's RX packets (from snap).
+// The daemon adds BPF NET_RX time where it has it.
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap);
+
+// The one-shot commands' auto decision: one look over the interval between two raw readings, per
+// interface of the plan; no trial (the daemon does that), said in the explanation.
+Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const std::vector<std::string>& interfaces,
+                                  const AutoRaw& before, const AutoRaw& after);
 
 }  // namespace rxtune

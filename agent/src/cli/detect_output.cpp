@@ -168,6 +168,9 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
         if (!n.channels.supported) out << ", channels: " << orDash(n.channels.error);
         else if (n.channels.canRaise()) out << ", channels can be raised (ethtool -L)";
         out << "\n";
+        if (n.verdict == Verdict::kSingleQueue)
+            out << "    one RX queue that cannot be raised: software steering (rxtune plan), or kernel bypass with rxtune-dp "
+                   "(profile kernel-bypass, rxtune-dp(8))\n";
         for (const auto& q : n.rx)
             out << "    rx-" << q.index << " rps_cpus " << orDash(q.rpsCpus.toList()) << " rps_flow_cnt "
                 << q.rpsFlowCnt << "\n";

@@ -63,6 +63,9 @@ int main(int argc, char** argv) {
         if (withProfile) {
             sub->add_option("-p,--profile", tune.profile, "Profile name or path")->capture_default_str();
             sub->add_option("-i,--interface", tune.interfaces, "Steer this interface (repeatable; overrides the profile's match)");
+            sub->add_option("--sample-ms", tune.sampleMs, "steering: mode: auto: how long to measure before deciding")
+                ->capture_default_str()
+                ->check(CLI::Range(100u, 60000u));
         }
         sub->add_flag("--json", tune.json, "JSON output");
         sub->add_option("--state-dir", tune.stateDir, "Where the journal of original values lives")->capture_default_str();
@@ -71,6 +74,7 @@ int main(int argc, char** argv) {
     };
     auto* plan = app.add_subcommand("plan", "Show what apply would change (exit 0: nothing, 2: changes pending)");
     addTuneOptions(plan, true);
+    plan->add_flag("--explain", tune.explain, "Say why each CPU was chosen or left out");
     auto* apply = app.add_subcommand("apply", "Apply a profile: journaled, all or nothing, idempotent");
     addTuneOptions(apply, true);
     auto* verify = app.add_subcommand("verify", "Check the applied settings for drift (exit 3: drift)");

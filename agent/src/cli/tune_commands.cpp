@@ -1,7 +1,9 @@
 #include "cli/tune_commands.hpp"
 
 #include <ctime>
+#include <chrono>
 #include <iomanip>
+#include <thread>
 #include <iostream>
 #include <sstream>
 
@@ -44,6 +46,21 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
     XdpSteering xdp(o.bpfDir);
     auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp);
     if (!prepared) return failWith(prepared.error());
+    if (profile->steering.mode == SteeringMode::kAuto && !prepared->plan.interfaces.empty()) {
+        // One look: two readings o.sampleMs apart decide whether to steer, and where.
+        const auto ifaces = prepared->plan.interfaces;
+        auto before = readAutoRaw(fs, prepared->snapshot);
+        if (!before) return failWith(before.error().withContext("mode auto"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(o.sampleMs));
+        auto snap = takeSnapshot(fs, **nl, ifaces);
+        if (!snap) return failWith(snap.error());
+        auto after = readAutoRaw(fs, *snap);
+        if (!after) return failWith(after.error().withContext("mode auto"));
+        auto in = decideAutoOnce(*profile, fs, *snap, ifaces, *before, *after);
+        if (!in) return failWith(in.error());
+        prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp, &*in);
+        if (!prepared) return failWith(prepared.error());
+    }
     return std::move(prepared->plan);
 }
 
@@ -75,10 +92,11 @@ json planJson(const Plan& p) {
     json advice = json::array();
     for (const auto& a : p.advice) advice.push_back({{"interface", a.interface}, {"advice", a.text}});
     j["advice"] = std::move(advice);
+    j["explanation"] = p.explanation;
     return j;
 }
 
-void printPlan(const Plan& p, std::ostream& out) {
+void printPlan(const Plan& p, std::ostream& out, bool explain) {
     out << "profile " << p.profile;
     if (!p.profileFiles.empty()) out << " (" << p.profileFiles.back() << ")";
     out << "\ninterfaces: " << (p.interfaces.empty() ? "(none matched)" : "");
@@ -93,6 +111,8 @@ void printPlan(const Plan& p, std::ostream& out) {
     }
     for (const auto& s : p.skipped) out << "  skip    " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
     for (const auto& a : p.advice) out << "  advice  " << std::left << std::setw(40) << a.interface << " " << a.text << "\n";
+    if (explain)
+        for (const auto& line : p.explanation) out << "  why     " << line << "\n";
     const size_t n = p.pendingCount();
     if (n == 0) out << "nothing to do: the host matches the profile\n";
     else out << n << " change" << (n == 1 ? "" : "s") << " pending\n";
@@ -107,7 +127,7 @@ int runPlan(const TuneOptions& o) {
     if (!p) return report(p.error());
     std::ostringstream os;
     if (o.json) os << planJson(*p).dump(2) << "\n";
-    else printPlan(*p, os);
+    else printPlan(*p, os, o.explain);
     std::cout << os.str() << std::flush;
     return p->pendingCount() ? 2 : 0;
 }

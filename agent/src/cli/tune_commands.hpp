@@ -10,6 +10,8 @@ struct TuneOptions {
     std::string profile = "single-queue-gateway";
     std::vector<std::string> interfaces;
     bool json = false;
+    bool explain = false;          // plan --explain: why each CPU was chosen or left out
+    unsigned sampleMs = 1000;      // mode auto: how long the one-shot commands measure
     std::string stateDir = "/var/lib/rxtune";
     std::string runDir = "/run/rxtune";
     std::string bpfDir = "/sys/fs/bpf/rxtune";  // where XDP steering pins its link and maps

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <ctime>
@@ -25,6 +26,7 @@
 #include "inventory/softnet.hpp"
 #include "metrics/metrics.hpp"
 #include "metrics/datapath_metrics.hpp"
+#include "planner/auto_steer.hpp"
 #include "inventory/dp_telemetry.hpp"
 #include "profile/daemon_config.hpp"
 #include "state/journal.hpp"
@@ -111,9 +113,10 @@ public:
     int run();
 
 private:
-    enum class Why { kStart, kEvent, kDrift, kReload };
+    enum class Why { kStart, kEvent, kDrift, kReload, kAuto };
     void reconcile(Why why);
     void sampleMetrics();
+    void stepAuto(const HostSnapshot& snap, const std::map<unsigned, CpuSoftirq>* bpf);
     void reload();
 
     DaemonConfig cfg_;
@@ -129,11 +132,17 @@ private:
     XdpSteering xdp_;
     std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
     DatapathMetrics datapaths_;
+    // steering: mode: auto: one state machine per steered interface, and what they decided.
+    std::map<std::string, AutoSteer> auto_;
+    AutoInputs autoIn_;
+    std::optional<AutoRaw> lastRaw_;
+    std::vector<std::string> steered_;  // the interfaces of the last plan
     std::map<std::string, bool> datapathUp_;  // to log changes only
 };
 
 void Agent::reconcile(Why why) {
-    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true, &xdp_);
+    const bool autoMode = profile_.steering.mode == SteeringMode::kAuto;
+    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true, &xdp_, autoMode ? &autoIn_ : nullptr);
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
@@ -141,6 +150,7 @@ void Agent::reconcile(Why why) {
         return;
     }
     const Plan& plan = prepared->plan;
+    steered_ = plan.interfaces;
     Knobs knobs(fs_, &xdp_);
     auto applied = applyPlan(plan, knobs, store_, isoNow());
     if (!applied) {
@@ -200,10 +210,62 @@ void Agent::sampleMetrics() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
+    std::optional<std::map<unsigned, CpuSoftirq>> bpfNow;
     if (bpf_) {
-        if (auto v = bpf_->read()) metrics_.updateBpf(*v);
-        else LOG_W("metrics: " + v.error().message());
+        if (auto v = bpf_->read()) {
+            metrics_.updateBpf(*v);
+            bpfNow = std::move(*v);
+        } else {
+            LOG_W("metrics: " + v.error().message());
+        }
     }
+    if (profile_.steering.mode == SteeringMode::kAuto) stepAuto(*snap, bpfNow ? &*bpfNow : nullptr);
+}
+
+void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, CpuSoftirq>* bpf) {
+    auto raw = readAutoRaw(fs_, snap);
+    if (!raw) {
+        LOG_W("auto: " + raw.error().message());
+        return;
+    }
+    if (bpf)
+        for (const auto& [cpu, v] : *bpf) raw->netRxNs[cpu] = v.netRxNs;
+    bool changed = false;
+    if (lastRaw_) {
+        PlanOptions opts;
+        if (profile_.steering.cpus.kind == CpuChoice::Kind::kCgroup) {
+            auto cpus = cgroupCpus(fs_, snap.host, profile_.steering.cpus.cgroupPath);
+            if (!cpus) {
+                LOG_W("auto: " + cpus.error().message());
+                return;
+            }
+            opts.cgroupCpus[profile_.steering.cpus.cgroupPath] = *cpus;
+        }
+        for (const auto& name : steered_) {
+            auto nic = std::find_if(snap.nics.begin(), snap.nics.end(), [&](const Nic& n) { return n.name == name; });
+            if (nic == snap.nics.end()) continue;
+            const AutoSample sample = autoSample(*lastRaw_, *raw, name);
+            auto scope = autoScope(profile_, snap.host, *nic, opts, sample);
+            if (!scope) {
+                LOG_W("auto " + name + ": " + scope.error().message());
+                continue;
+            }
+            auto it = auto_.try_emplace(name, profile_.steering.autoThresholds).first;
+            const AutoDecision d = it->second.step(sample, scope->rxCpu, scope->candidates, scope->siblings);
+            if (!d.decision.empty()) {
+                LOG_N("auto " + name + ": " + d.decision + " (" + d.reason + "): " + d.detail + " [receive CPU " +
+                      std::to_string(scope->rxCpu) + ", " + scope->rxCpuSource + "]");
+                metrics_.countSteeringDecision(name, d.decision, d.reason);
+            }
+            metrics_.setAutoState(name, toString(it->second.state()), it->second.targets().count());
+            if (d.changed) {
+                autoIn_.targets[name] = it->second.targets();
+                changed = true;
+            }
+        }
+    }
+    lastRaw_ = std::move(*raw);
+    if (changed) reconcile(Why::kAuto);
 }
 
 void Agent::reload() {

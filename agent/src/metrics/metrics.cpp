@@ -115,7 +115,19 @@ Metrics::Metrics(std::string version)
       bpfNapiPackets_(prometheus::BuildCounter().Name("rxtune_napi_packets_total").Help("Packets processed by NAPI polls on this CPU (BPF)").Register(*registry_)),
       bpfBudget_(prometheus::BuildCounter().Name("rxtune_napi_budget_exhausted_total").Help("NAPI polls that used their whole budget (BPF)").Register(*registry_)),
       bpfCpumap_(prometheus::BuildCounter().Name("rxtune_cpumap_packets_total").Help("Packets processed by this CPU's XDP cpumap kthread (BPF)").Register(*registry_)),
-      bpfInfo_(prometheus::BuildGauge().Name("rxtune_bpf_info").Help("Whether a BPF program is loaded; always 1").Register(*registry_)) {
+      bpfInfo_(prometheus::BuildGauge().Name("rxtune_bpf_info").Help("Whether a BPF program is loaded; always 1").Register(*registry_)),
+      decisions_(prometheus::BuildCounter()
+                     .Name("rxtune_steering_decisions_total")
+                     .Help("steering: mode: auto decisions (enable, keep, undo, hold, retry) and why")
+                     .Register(*registry_)),
+      autoState_(prometheus::BuildGauge()
+                     .Name("rxtune_steering_auto_state")
+                     .Help("steering: mode: auto state of the interface (off, trial, on, backoff): 1 for the current one")
+                     .Register(*registry_)),
+      autoTargets_(prometheus::BuildGauge()
+                       .Name("rxtune_steering_auto_target_cpus")
+                       .Help("CPUs steering: mode: auto steers the interface to now (0: off)")
+                       .Register(*registry_)) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
     for (const char* s : {"in_sync", "drifted"}) settings_.Add({{"state", s}});
@@ -226,6 +238,16 @@ void Metrics::observeReapplyLatency(std::chrono::nanoseconds d) {
     static const prometheus::Histogram::BucketBoundaries kBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,
                                                                      0.05,   0.1,   0.25,  0.5,   1,    2.5};
     latency_.Add({}, kBuckets).Observe(std::chrono::duration<double>(d).count());
+}
+
+void Metrics::countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason) {
+    decisions_.Add({{"interface", interface}, {"decision", decision}, {"reason", reason}}).Increment();
+}
+
+void Metrics::setAutoState(const std::string& interface, const std::string& state, unsigned targets) {
+    for (const char* s : {"off", "trial", "on", "backoff"})
+        autoState_.Add({{"interface", interface}, {"state", s}}).Set(state == s ? 1 : 0);
+    autoTargets_.Add({{"interface", interface}}).Set(targets);
 }
 
 }  // namespace rxtune

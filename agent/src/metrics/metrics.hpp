@@ -41,6 +41,9 @@ public:
     void setBpfState(const std::string& program, BpfAvailability state);
     void countDriftCorrection(const std::string& settingId);
     void observeReapplyLatency(std::chrono::nanoseconds d);
+    // steering: mode: auto
+    void countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason);
+    void setAutoState(const std::string& interface, const std::string& state, unsigned targets);
 
     double busiestShare() const { return lastShare_; }
 
@@ -77,6 +80,9 @@ private:
     prometheus::Family<prometheus::Counter>& bpfBudget_;
     prometheus::Family<prometheus::Counter>& bpfCpumap_;
     prometheus::Family<prometheus::Gauge>& bpfInfo_;
+    prometheus::Family<prometheus::Counter>& decisions_;
+    prometheus::Family<prometheus::Gauge>& autoState_;
+    prometheus::Family<prometheus::Gauge>& autoTargets_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
     std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_;

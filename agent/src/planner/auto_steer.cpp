@@ -177,13 +177,13 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             return d;
         }
         case AutoState::kOn: {
-            // Stable when load goes away. Undo only when the targets have run out of room while the
-            // receive CPU no longer is the bottleneck, and less gets through than when committed.
+            // Stable when load goes away. Undo only when the targets have run out of room and less
+            // gets through than when the change was kept (or packets are dropped).
             double targetBusy = 1;
             for (unsigned cpu : targets_.cpus()) targetBusy = std::min(targetBusy, s.cpus.count(cpu) ? s.cpus.at(cpu).busy : 0.0);
             const bool targetsFull = targetBusy >= t_.busyOn;
             const bool worse = s.deliveredPps < committedPps_ * (1 - t_.worseMargin) || s.drops > 100;
-            if (targetsFull && worse && rx.netRx < t_.onRxShare) {
+            if (targetsFull && worse) {
                 if (++bad_ < t_.sustain) return d;
                 const std::string numbers = "targets " + targets_.toList() + " busy >= " + pct(targetBusy) + ", delivered " +
                                             pps(committedPps_) + " -> " + pps(s.deliveredPps) + " packets/s, drops " +

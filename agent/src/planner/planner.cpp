@@ -7,6 +7,7 @@
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "planner/auto_steer.hpp"
 
 namespace rxtune {
 
@@ -341,6 +342,26 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         }
     }
     return p;
+}
+
+Result<AutoScope> autoScope(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts,
+                            const AutoSample& sample) {
+    Profile p = profile;
+    p.steering.excludeIrqCpus = false;  // auto leaves the receive CPU out itself, where there are enough others
+    auto t = steeringTargets(p, host, &nic, opts);
+    if (!t) return failWith(t.error());
+    AutoScope a;
+    a.candidates = t->cpus;
+    if (CpuSet irq = irqCpus(nic); !irq.empty()) {
+        a.rxCpu = irq.cpus().front();
+        a.rxCpuSource = "RX IRQ";
+    } else {
+        a.rxCpu = busiestRxCpu(sample);
+        a.rxCpuSource = "busiest NET_RX CPU";
+    }
+    auto sib = host.smtSiblings.find(a.rxCpu);
+    a.siblings = sib != host.smtSiblings.end() ? sib->second : CpuSet::of({a.rxCpu});
+    return a;
 }
 
 }  // namespace rxtune

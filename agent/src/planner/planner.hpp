@@ -36,4 +36,15 @@ CpuSet irqCpus(const Nic& nic);
 
 Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts);
 
+// What mode auto looks at for one NIC: its receive CPU (the RX IRQ's, else the CPU doing the most
+// NET_RX work in the sample), that CPU's SMT siblings, and the profile's eligible CPUs.
+struct AutoScope {
+    unsigned rxCpu = 0;
+    std::string rxCpuSource;  // "RX IRQ" or "busiest NET_RX CPU"
+    CpuSet siblings, candidates;
+};
+struct AutoSample;
+Result<AutoScope> autoScope(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts,
+                            const AutoSample& sample);
+
 }  // namespace rxtune

@@ -9,6 +9,14 @@ namespace {
 
 std::vector<std::string> shipped() { return {std::getenv("RXTUNE_PROFILES")}; }
 
+// A shipped profile with its steering pinned to mode rps: the static shape the golden tests check
+// (the shipped gateway and balanced profiles are mode auto and steer only when measured saturated).
+Profile rpsProfile(const std::string& name) {
+    auto p = loadProfile(name, shipped()).value();
+    p.steering.mode = SteeringMode::kRps;
+    return p;
+}
+
 HostSnapshot snap(const std::string& scenario) {
     auto root = test::fixtureRoot(scenario);
     FileTree fs(root.string());
@@ -27,7 +35,7 @@ std::vector<std::string> lines(const Plan& p) {
 }  // namespace
 
 TEST_CASE("single-queue-gateway on the story's host", "[planner]") {
-    auto profile = loadProfile("single-queue-gateway", shipped()).value();
+    auto profile = rpsProfile("single-queue-gateway");
     auto p = plan(profile, snap("story-20cpu-single-queue"), {}).value();
     CHECK(p.interfaces == std::vector<std::string>{"enp2s0"});
     std::vector<std::string> want = {
@@ -48,7 +56,7 @@ TEST_CASE("single-queue-gateway on the story's host", "[planner]") {
 }
 
 TEST_CASE("balanced leaves out the IRQ CPU and isolated CPUs", "[planner]") {
-    auto profile = loadProfile("balanced", shipped()).value();
+    auto profile = rpsProfile("balanced");
     auto p = plan(profile, snap("story-20cpu-single-queue"), {}).value();
     // IRQ 45 is served by CPU 3 (effective affinity): every CPU but 3.
     CHECK(p.settings[3].id == "enp2s0 rx-0 rps_cpus");
@@ -128,7 +136,7 @@ TEST_CASE("guards only raise or only lower; absent cpufreq is said, not hidden",
 }
 
 TEST_CASE("the plan is deterministic", "[planner]") {
-    auto profile = loadProfile("throughput", shipped()).value();
+    auto profile = rpsProfile("throughput");
     auto a = plan(profile, snap("story-20cpu-single-queue"), {}).value();
     auto b = plan(profile, snap("story-20cpu-single-queue"), {}).value();
     CHECK(lines(a) == lines(b));
@@ -155,9 +163,9 @@ TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS o
 }
 
 TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without counting it as pending", "[planner]") {
-    auto gateway = plan(loadProfile("single-queue-gateway", shipped()).value(), snap("story-20cpu-single-queue"), {}).value();
+    auto gateway = plan(rpsProfile("single-queue-gateway"), snap("story-20cpu-single-queue"), {}).value();
     CHECK(gateway.advice.empty());
-    auto p = plan(loadProfile("kernel-bypass", shipped()).value(), snap("story-20cpu-single-queue"), {}).value();
+    auto p = plan(rpsProfile("kernel-bypass"), snap("story-20cpu-single-queue"), {}).value();
     REQUIRE(p.advice.size() == 1);
     CHECK(p.advice[0].interface == "enp2s0");
     // RX core on the CPU its IRQ uses now (3), workers on every other steering target.
@@ -170,4 +178,36 @@ TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message().find("t.yaml:2:14") != std::string::npos);
     CHECK(bad.error().message().find("datapath.recommend") != std::string::npos);
+}
+
+TEST_CASE("mode auto steers where the measurement said, and explains; unmeasured means off", "[planner][auto]") {
+    auto profile = loadProfile("single-queue-gateway", shipped()).value();
+    REQUIRE(profile.steering.mode == SteeringMode::kAuto);
+    auto s = snap("story-20cpu-single-queue");
+    auto off = plan(profile, s, {}).value();
+    for (const auto& st : off.settings) CHECK(st.id.find("rps_cpus") == std::string::npos);
+    bool said = false;
+    for (const auto& k : off.skipped) said = said || (k.id == "enp2s0 steering" && k.reason.find("mode auto: off") == 0);
+    CHECK(said);
+    PlanOptions opts;
+    opts.autoTargets["enp2s0"] = CpuSet::of({4, 5, 6});
+    opts.autoExplain["enp2s0"] = {"cpu 4 chosen: 80% idle"};
+    auto on = plan(profile, s, opts).value();
+    bool rps = false;
+    for (const auto& st : on.settings)
+        if (st.id == "enp2s0 rx-0 rps_cpus") {
+            rps = true;
+            CHECK(st.desired == CpuSet::of({4, 5, 6}).toMask());
+        }
+    CHECK(rps);
+    CHECK(std::find(on.explanation.begin(), on.explanation.end(), "enp2s0: cpu 4 chosen: 80% idle") != on.explanation.end());
+    // No rps_default_mask in auto: devices created later are measured, not steered blindly.
+    for (const auto& st : on.settings) CHECK(st.id != "sysctl net.core.rps_default_mask");
+}
+
+TEST_CASE("plan --explain names the rule that left each CPU out", "[planner]") {
+    auto p = plan(rpsProfile("balanced"), snap("story-20cpu-single-queue"), {}).value();
+    auto has = [&](const std::string& line) { return std::find(p.explanation.begin(), p.explanation.end(), line) != p.explanation.end(); };
+    CHECK(has("enp2s0: cpu 3 left out: serves the RX IRQ (steering.exclude_irq_cpus)"));
+    CHECK(has("enp2s0: cpu 0 chosen"));
 }

@@ -46,7 +46,8 @@ TEST_CASE("every shipped profile loads and validates", "[profile]") {
 
 TEST_CASE("single-queue-gateway carries the story's values", "[profile]") {
     auto p = loadProfile("single-queue-gateway", shipped()).value();
-    CHECK(p.steering.mode == SteeringMode::kRps);
+    CHECK(p.steering.mode == SteeringMode::kAuto);  // the story's RPS, when measurement says it helps
+    CHECK(loadProfile("balanced", shipped()).value().steering.mode == SteeringMode::kAuto);
     CHECK(p.steering.cpus.kind == CpuChoice::Kind::kAll);
     CHECK(p.steering.flowEntries == 32768);
     CHECK(p.sysctls.at("net.core.netdev_max_backlog").values == std::vector<std::int64_t>{300000});
@@ -69,6 +70,22 @@ TEST_CASE("include merges with later-wins semantics", "[profile]") {
     auto t = loadProfile("throughput", shipped()).value();
     CHECK(t.sysctls.count("net.core.rmem_max") == 1);  // from single-queue-gateway
     CHECK(t.sysctls.at("net.core.netdev_budget").values[0] == 600);
+}
+
+TEST_CASE("steering.auto thresholds: fractions, percentages, durations; merged per key", "[profile]") {
+    auto p = loadProfileText("include: single-queue-gateway\nsteering:\n  auto: {rx_share: 70%, min_spare: 0.3, window: 500ms, backoff: 2m, sustain: 5}\n",
+                             "a.yaml", shipped()).value();
+    const auto& t = p.steering.autoThresholds;
+    CHECK(t.onRxShare == Approx(0.7));
+    CHECK(t.minSpare == Approx(0.3));
+    CHECK(t.windowSeconds == Approx(0.5));
+    CHECK(t.backoffSeconds == Approx(120));
+    CHECK(t.sustain == 5);
+    CHECK(t.busyOn == Approx(0.9));  // default kept
+    CHECK(errorOf("steering:\n  auto: {rx_share: 1.5}\n").find("bad.yaml:2:19: steering.auto.rx_share: must be between 0 and 1") == 0);
+    CHECK(errorOf("steering:\n  auto: {window: 5h}\n").find("unknown unit 'h'") != std::string::npos);
+    CHECK(errorOf("steering:\n  auto: {sustain: 0}\n").find("steering.auto.sustain") != std::string::npos);
+    CHECK(errorOf("steering:\n  auto: {rx_shar: 0.5}\n").find("steering.auto.rx_shar: unknown key") != std::string::npos);
 }
 
 TEST_CASE("profile errors name file, line, column and key", "[profile]") {

@@ -1,0 +1,120 @@
+// steering: mode: auto against the real kernel: a simulated single-queue device (a veth whose
+// receive work lands on the sender's CPU), a UDP flood from another netns pinned to CPU 0, and
+// the daemon deciding from what it measures.
+#include <catch2/catch.hpp>
+
+#include <sched.h>
+
+#include <chrono>
+#include <fstream>
+#include <regex>
+
+#include "support.hpp"
+
+using namespace rxtune::itest;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct AutoLab {
+    NetNs sender, receiver;
+    TempDir tmp;
+    AutoLab() {
+        mustRun({"ip", "-n", sender.name(), "link", "add", "fa", "type", "veth", "peer", "name", "fb", "netns", receiver.name()});
+        sender.ip({"addr", "add", "10.88.0.1/24", "dev", "fa"});
+        receiver.ip({"addr", "add", "10.88.0.2/24", "dev", "fb"});
+        sender.ip({"link", "set", "fa", "up"});
+        receiver.ip({"link", "set", "fb", "up"});
+        std::filesystem::create_directories(tmp.path / "bpffs");
+        mustRun({"mount", "-t", "bpf", "bpf", (tmp.path / "bpffs").string()});
+        std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
+                                                 "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
+                                                 "  auto: {rx_share: 25%, busy: 0.8, min_spare: 0.2, sustain: 2, window: 2s, backoff: 10m}\n";
+        std::ofstream(tmp.path / "rxtune.yaml") << "profile: " << (tmp.path / "auto.yaml").string() << "\nlisten: 127.0.0.1:19875\n"
+                                                << "state_dir: " << (tmp.path / "state").string() << "\nrun_dir: "
+                                                << (tmp.path / "run").string() << "\nbpf_dir: " << (tmp.path / "bpffs" / "rxtune").string()
+                                                << "\nmetrics_interval: 500ms\ndatapaths: []\non_stop: revert\n";
+    }
+    ~AutoLab() { run({"umount", (tmp.path / "bpffs").string()}); }
+    std::string metrics() const { return receiver.exec({"curl", "-s", "--max-time", "2", "http://127.0.0.1:19875/metrics"}).out; }
+    std::string rps() const { return receiver.sysfsRead("class/net/fb/queues/rx-0/rps_cpus"); }
+    // A flood from CPU 0 for `seconds` (the sink on CPU 1 keeps the socket drained).
+    std::unique_ptr<Background> flood(int seconds, const std::string& tag) {
+        return std::make_unique<Background>(sender, std::vector<std::string>{"taskset", "-c", "0", env("UDP_FLOOD"), "send", "10.88.0.2", "9000",
+                                                        std::to_string(seconds), "64"},
+                                            tmp.path / ("flood-" + tag + ".log"));
+    }
+    std::unique_ptr<Background> sink(int seconds) {
+        return std::make_unique<Background>(receiver, std::vector<std::string>{"taskset", "-c", "1", env("UDP_FLOOD"), "sink", "10.88.0.2", "9000",
+                                                          std::to_string(seconds)},
+                                            tmp.path / "sink.log");
+    }
+};
+
+bool hasSeries(const std::string& metrics, const std::string& series) {
+    auto p = metrics.find("\n" + series + " ");
+    return p != std::string::npos && std::stod(metrics.substr(p + series.size() + 2)) >= 1;
+}
+
+bool steered(const std::string& mask) { return mask.find_first_not_of("0,\n") != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, undoes a change onto busy CPUs",
+          "[integration][auto]") {
+    if (std::thread::hardware_concurrency() < 2) {
+        WARN("mode auto needs a second CPU to steer to");
+        return;
+    }
+    AutoLab lab;
+    REQUIRE_FALSE(steered(lab.rps()));
+    {
+        Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "rxtune.yaml").string()},
+                          lab.tmp.path / "daemon.log");
+        REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));
+        // Idle: nothing to steer.
+        std::this_thread::sleep_for(1500ms);
+        INFO(daemon.log());
+        CHECK_FALSE(steered(lab.rps()));
+        CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"off\"}"));
+
+        auto sink = lab.sink(60);
+        auto flood = lab.flood(60, "a");
+        REQUIRE(eventually([&] { return steered(lab.rps()); }, 30s));
+        INFO(daemon.log());
+        CHECK(lab.rps().find("2") != std::string::npos);  // CPU 1: the receive CPU 0 is left out
+        CHECK(hasSeries(lab.metrics(), "rxtune_steering_decisions_total{decision=\"enable\",interface=\"fb\",reason=\"saturated\"}"));
+        REQUIRE(eventually([&] { return daemon.log().find("auto fb: keep") != std::string::npos ||
+                                        daemon.log().find("auto fb: undo") != std::string::npos; }, 30s));
+        REQUIRE(daemon.log().find("auto fb: keep") != std::string::npos);
+        // The load goes: the decision stands (no flapping back and forth).
+        flood->signal(SIGKILL);
+        std::this_thread::sleep_for(3s);
+        CHECK(steered(lab.rps()));
+        CHECK(daemon.log().find("auto fb: undo") == std::string::npos);
+        CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"on\"}"));
+        daemon.signal(SIGTERM);
+        CHECK(daemon.wait() == 0);
+    }
+    CHECK_FALSE(steered(lab.rps()));  // on_stop: revert
+
+    // A forced bad outcome: as soon as steering goes on, a real-time busy loop takes the target CPU,
+    // so less gets through than before: the daemon undoes it and says why.
+    Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "rxtune.yaml").string()},
+                      lab.tmp.path / "daemon2.log");
+    REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));
+    auto sink = lab.sink(60);
+    auto flood = lab.flood(60, "b");
+    REQUIRE(eventually([&] { return steered(lab.rps()); }, 30s));
+    Background hog(lab.receiver, {"timeout", "20", "chrt", "-f", "10", "taskset", "-c", "1", "sh", "-c", "while :; do :; done"},
+                   lab.tmp.path / "hog.log");
+    INFO(daemon.log());
+    REQUIRE(eventually([&] { return daemon.log().find("auto fb: undo") != std::string::npos; }, 30s));
+    hog.signal(SIGKILL);
+    CHECK(hasSeries(lab.metrics(), "rxtune_steering_decisions_total{decision=\"undo\",interface=\"fb\",reason=\"worse\"}") ||
+          hasSeries(lab.metrics(), "rxtune_steering_decisions_total{decision=\"undo\",interface=\"fb\",reason=\"targets_busy\"}"));
+    CHECK(eventually([&] { return !steered(lab.rps()); }));
+    CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"backoff\"}"));
+    daemon.signal(SIGTERM);
+    CHECK(daemon.wait() == 0);
+}
