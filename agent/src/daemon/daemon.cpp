@@ -253,8 +253,9 @@ void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, CpuSofti
             auto it = auto_.try_emplace(name, profile_.steering.autoThresholds).first;
             const AutoDecision d = it->second.step(sample, scope->rxCpu, scope->candidates, scope->siblings);
             if (!d.decision.empty()) {
+                const bool was = d.decision == "keep" || d.decision == "undo";  // judged against the CPU it started from
                 LOG_N("auto " + name + ": " + d.decision + " (" + d.reason + "): " + d.detail + " [receive CPU " +
-                      std::to_string(scope->rxCpu) + ", " + scope->rxCpuSource + "]");
+                      std::to_string(was ? it->second.rxCpuAtEnable() : scope->rxCpu) + ", " + scope->rxCpuSource + "]");
                 metrics_.countSteeringDecision(name, d.decision, d.reason);
             }
             metrics_.setAutoState(name, toString(it->second.state()), it->second.targets().count());

@@ -120,7 +120,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
                 hot_ = 0;
                 baselineSum_ = baselineDrops_ = 0;
                 baselineN_ = 0;
-                lastHold_.clear();
+                holding_ = false;
                 return d;
             }
             ++hot_;
@@ -130,8 +130,8 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             if (hot_ < t_.sustain) return d;
             Choice c = choose(s, rxCpu, candidates, rxSiblings);
             if (c.targets.empty()) {
-                if (lastHold_ != c.verdict) {  // say it once per situation, not every sample
-                    lastHold_ = c.verdict;
+                if (!holding_) {  // said once per saturated spell, not every sample
+                    holding_ = true;
                     d.decision = "hold";
                     d.reason = "no_spare_cpu";
                     d.detail = c.verdict;
@@ -141,6 +141,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             baselinePps_ = mean(baselineSum_, baselineN_);
             baselineDropRate_ = mean(baselineDrops_, baselineN_);
             targets_ = c.targets;
+            rxCpu_ = rxCpu;
             state_ = AutoState::kTrial;
             trialStart_ = s.at;
             trialSum_ = trialDrops_ = 0;
@@ -163,7 +164,9 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             const double after = mean(trialSum_, trialN_), afterDrops = mean(trialDrops_, trialN_);
             const std::string numbers = "delivered " + pps(baselinePps_) + " -> " + pps(after) + " packets/s, drops " +
                                         pps(baselineDropRate_) + " -> " + pps(afterDrops) + "/s";
-            if (after < baselinePps_ * (1 - t_.worseMargin) || afterDrops > baselineDropRate_ * 2 + 100) {
+            // Judged on what got through (received minus softnet drops): drops that come with more
+            // delivered packets are a deeper queue, not a loss.
+            if (after < baselinePps_ * (1 - t_.worseMargin)) {
                 targets_ = CpuSet{};
                 state_ = AutoState::kBackoff;
                 backoffUntil_ = s.at + t_.backoffSeconds;
@@ -182,7 +185,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             double targetBusy = 1;
             for (unsigned cpu : targets_.cpus()) targetBusy = std::min(targetBusy, s.cpus.count(cpu) ? s.cpus.at(cpu).busy : 0.0);
             const bool targetsFull = targetBusy >= t_.busyOn;
-            const bool worse = s.deliveredPps < committedPps_ * (1 - t_.worseMargin) || s.drops > 100;
+            const bool worse = s.deliveredPps < committedPps_ * (1 - t_.worseMargin);
             if (targetsFull && worse) {
                 if (++bad_ < t_.sustain) return d;
                 const std::string numbers = "targets " + targets_.toList() + " busy >= " + pct(targetBusy) + ", delivered " +

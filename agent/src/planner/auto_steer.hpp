@@ -61,6 +61,8 @@ public:
 
     AutoState state() const { return state_; }
     const CpuSet& targets() const { return targets_; }  // empty: steering off
+    // The receive CPU when steering went on (once it is on, the busiest NET_RX CPU is a target).
+    unsigned rxCpuAtEnable() const { return rxCpu_; }
 
     // The targets a first look at one sample gives (the one-shot `plan`/`apply`), with each
     // CPU's reason; nothing of the state changes.
@@ -78,6 +80,7 @@ private:
     AutoThresholds t_;
     AutoState state_ = AutoState::kOff;
     CpuSet targets_;
+    unsigned rxCpu_ = 0;
     unsigned hot_ = 0, bad_ = 0;
     double baselineSum_ = 0, baselineDrops_ = 0;
     unsigned baselineN_ = 0;
@@ -86,7 +89,7 @@ private:
     unsigned trialN_ = 0;
     double committedPps_ = 0;
     double backoffUntil_ = 0;
-    std::string lastHold_;
+    bool holding_ = false;
 };
 
 }  // namespace rxtune

@@ -110,6 +110,15 @@ TEST_CASE("auto: a change that made things worse is undone, held off, then retri
     CHECK(a.state() == AutoState::kOff);
 }
 
+TEST_CASE("auto: more drops with more delivered is kept (a deeper queue, not a loss)", "[auto]") {
+    AutoSteer a(fast());
+    for (int i = 1; i <= 3; ++i) a.step(sample(i, 360000, 0.8, 1.0, 0.1), 0, kAll, kRxOnly);
+    for (int i = 4; i < 13; ++i) a.step(sample(i, 690000, 0.1, 1.0, 0.9, 15000), 0, kAll, kRxOnly);
+    auto d = a.step(sample(13, 690000, 0.1, 1.0, 0.9, 15000), 0, kAll, kRxOnly);
+    CHECK(d.decision == "keep");
+    CHECK(a.rxCpuAtEnable() == 0);
+}
+
 TEST_CASE("auto: steering kept on, then its targets run out of room: undo", "[auto]") {
     AutoSteer a(fast());
     for (int i = 1; i <= 3; ++i) a.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly);

@@ -64,7 +64,7 @@ TEST_CASE("balanced leaves out the IRQ CPU and isolated CPUs", "[planner]") {
 }
 
 TEST_CASE("explicit interfaces, virtual devices, XPS over several TX queues", "[planner]") {
-    auto profile = loadProfileText("include: balanced\nsteering:\n  exclude_irq_cpus: false\n", "t.yaml", shipped()).value();
+    auto profile = loadProfileText("include: balanced\nsteering:\n  mode: rps\n  exclude_irq_cpus: false\n", "t.yaml", shipped()).value();
     PlanOptions opts;
     opts.interfaces = {"veth0"};
     auto p = plan(profile, snap("isolated-cpus-netns"), opts).value();

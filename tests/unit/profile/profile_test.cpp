@@ -82,7 +82,7 @@ TEST_CASE("steering.auto thresholds: fractions, percentages, durations; merged p
     CHECK(t.backoffSeconds == Approx(120));
     CHECK(t.sustain == 5);
     CHECK(t.busyOn == Approx(0.9));  // default kept
-    CHECK(errorOf("steering:\n  auto: {rx_share: 1.5}\n").find("bad.yaml:2:19: steering.auto.rx_share: must be between 0 and 1") == 0);
+    CHECK(errorOf("steering:\n  auto: {rx_share: 1.5}\n").find("bad.yaml:2:20: steering.auto.rx_share: must be between 0 and 1") == 0);
     CHECK(errorOf("steering:\n  auto: {window: 5h}\n").find("unknown unit 'h'") != std::string::npos);
     CHECK(errorOf("steering:\n  auto: {sustain: 0}\n").find("steering.auto.sustain") != std::string::npos);
     CHECK(errorOf("steering:\n  auto: {rx_shar: 0.5}\n").find("steering.auto.rx_shar: unknown key") != std::string::npos);
