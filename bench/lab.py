@@ -225,7 +225,7 @@ class Lab:
             f.write(profile_text)
         cfg = os.path.join(self.tmp, "rxtune.yaml")
         with open(cfg, "w") as f:
-            f.write("profile: %s\ninterfaces: [tapS]\nlisten: 127.0.0.1:19899\nmetrics_interval: 1s\non_stop: revert\n"
+            f.write("profile: %s\ninterfaces: [tapS]\nlisten: 127.0.0.1:19899\nmetrics_interval: 2s\non_stop: revert\n"
                     "datapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" % (
                         prof, os.path.join(self.tmp, "dstate"), os.path.join(self.tmp, "drun"),
                         os.path.join(self.tmp, "bpffs", "rxtune")))
@@ -304,7 +304,7 @@ class Lab:
 
 
 GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n"
-AUTO = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: auto\n  auto: {sustain: 2, window: 5s}\n"
+AUTO = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: auto\n  auto: {sustain: 2, window: 6s}\n"
 SCENARIOS = {
     "untuned": None,
     "tunesh": "tunesh",
@@ -378,17 +378,29 @@ def smoke(lab):
 
 def report(results, duration):
     """Markdown tables: closed loop side by side with ratios, then the open-loop safe points."""
-    closed = [r for r in results if r.get("method") == "closed"]
+    closed_all = [r for r in results if r.get("method") == "closed"]
+    # Repeated runs (--repeat): one row per scenario and connection count, the run with the median
+    # req/s, with the range of all runs beside it.
+    groups = {}
+    for r in closed_all:
+        groups.setdefault((r["scenario"], r["connections"]), []).append(r)
+    closed, spread = [], {}
+    for key, rs in groups.items():
+        rs = sorted(rs, key=lambda r: r["rps"])
+        closed.append(rs[len(rs) // 2])
+        spread[key] = (len(rs), rs[0]["rps"], rs[-1]["rps"])
     base = {r["connections"]: r["rps"] for r in closed if r["scenario"] == "untuned"}
     tunesh = {r["connections"]: r["rps"] for r in closed if r["scenario"] == "tunesh"}
-    lines = ["| scenario | connections | req/s | vs untuned | vs tune.sh | p50 ms | p99 ms | busiest CPU NET_RX share |"
-             " CPU busy | softnet drops | squeezes | failures |", "|" + "---|" * 12]
+    lines = ["| scenario | connections | req/s | runs (min-max) | vs untuned | vs tune.sh | p50 ms | p99 ms | busiest CPU NET_RX share |"
+             " CPU busy | softnet drops | squeezes | failures |", "|" + "---|" * 13]
     for r in sorted(closed, key=lambda r: (r["connections"], list(SCENARIOS).index(r["scenario"]))):
         c = r["connections"]
         ratio = lambda ref: "%.2fx" % (r["rps"] / ref[c]) if ref.get(c) else "-"  # noqa: E731
         busy = "/".join("%d%%" % round(100 * v) for v in r["cpu_busy"].values())
-        lines.append("| %s | %d | %.0f | %s | %s | %.1f | %.1f | %.2f | %s | %d | %d | %d |" % (
-            r["scenario"], c, r["rps"], ratio(base), ratio(tunesh), r["p50_us"] / 1000, r["p99_us"] / 1000,
+        n, lo, hi = spread[(r["scenario"], c)]
+        lines.append("| %s | %d | %.0f | %s | %s | %s | %.1f | %.1f | %.2f | %s | %d | %d | %d |" % (
+            r["scenario"], c, r["rps"], "%d (%.0f-%.0f)" % (n, lo, hi) if n > 1 else "1", ratio(base), ratio(tunesh),
+            r["p50_us"] / 1000, r["p99_us"] / 1000,
             r["busiest_cpu_share"], busy, r["softnet_dropped"], r["softnet_squeezed"], r["failures"]))
     wrk = [r for r in results if r.get("method") == "wrk"]
     for w in wrk:
@@ -428,7 +440,8 @@ def main():
     ap.add_argument("--open-connections", type=int, default=2000)
     ap.add_argument("--open-duration", type=float, default=5)
     ap.add_argument("--nic-cpu", type=int, default=0)
-    ap.add_argument("--auto-warmup", type=float, default=12, help="seconds of load before measuring auto")
+    ap.add_argument("--repeat", type=int, default=1, help="run the scenario list this many times, interleaved")
+    ap.add_argument("--auto-warmup", type=float, default=14, help="seconds of load before measuring auto")
     ap.add_argument("--json", help="write all results here")
     ap.add_argument("--report", help="print the tables for a results file written by --json, and exit")
     a = ap.parse_args()
@@ -462,7 +475,7 @@ def main():
             machine = {"cpus": os.cpu_count(), "kernel": os.uname().release, "date": time.strftime("%Y-%m-%d"),
                        "nic_cpu": a.nic_cpu, "duration_s": a.duration}
             print("lab:", json.dumps(machine), flush=True)
-            for name in a.scenarios.split(","):
+            for name in [n for _ in range(a.repeat) for n in a.scenarios.split(",")]:
                 if name == "dp" and not os.access(RXTUNE_DP, os.X_OK):
                     print("lab: skipping dp (rxtune-dp not built)")
                     continue
@@ -476,7 +489,7 @@ def main():
                         r.update({"scenario": name, "method": "closed"})
                         results.append(r)
                         print(json.dumps(r), flush=True)
-                        if name == "untuned" and shutil.which("wrk"):
+                        if name == "untuned" and shutil.which("wrk") and not any(x.get("method") == "wrk" and x["connections"] == c for x in results):
                             w = lab.wrk(c, a.duration)
                             w.update({"scenario": name, "method": "wrk"})
                             results.append(w)

@@ -9,36 +9,16 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/paths.hpp"
+#include "profile/yaml_config.hpp"
 #include "fanout.hpp"
 
 namespace rxtune::dp {
 
 namespace {
 
-struct ConfigError {
-    YAML::Mark mark;
-    std::string key, what;
-};
-
-[[noreturn]] void bad(const YAML::Node& n, const std::string& key, const std::string& what) {
-    throw ConfigError{n.Mark(), key, what};
-}
-
-void requireKeys(const YAML::Node& n, const std::string& where, const std::set<std::string>& keys) {
-    if (!n.IsMap()) bad(n, where, "expected a mapping");
-    for (const auto& kv : n) {
-        const auto k = kv.first.as<std::string>();
-        if (keys.count(k)) continue;
-        std::string list;
-        for (const auto& a : keys) list += (list.empty() ? "" : ", ") + a;
-        bad(kv.first, where.empty() ? k : where + "." + k, "unknown key (expected one of: " + list + ")");
-    }
-}
-
-std::string scalar(const YAML::Node& n, const std::string& key) {
-    if (!n.IsScalar()) bad(n, key, "expected a string");
-    return n.Scalar();
-}
+using yamlcfg::bad;
+using yamlcfg::requireKeys;
+using yamlcfg::scalar;
 
 unsigned number(const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
     const std::string s = scalar(n, key);
@@ -182,12 +162,10 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
             else bad(n, "tx_mode", "expected ring or lock, got '" + v + "'");
         }
         if (auto n = root["idle_sleep_us"]) c.idleSleepUs = number(n, "idle_sleep_us", 0, 100000);
-    } catch (const ConfigError& e) {
-        std::string where = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
-        return fail(EINVAL, e.key.empty() ? where : where + ": " + e.key, "", e.what);
+    } catch (const yamlcfg::ConfigError& e) {
+        return yamlcfg::located(file, e.mark, e.key, e.what);
     } catch (const YAML::Exception& e) {
-        std::string where = file + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1);
-        return fail(EINVAL, where, "", "malformed YAML: " + e.msg);
+        return yamlcfg::located(file, e.mark, "", "malformed YAML: " + e.msg);
     }
     return c;
 }

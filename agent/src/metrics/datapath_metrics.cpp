@@ -10,47 +10,39 @@ using prometheus::Labels;
 struct DatapathMetrics::Live {
     long pid = 0;
     std::string tap;
-    std::map<std::string, prometheus::Counter*> counters;
-    std::map<std::string, prometheus::Gauge*> gauges;
+    std::map<std::string, void*> children;  // family address + labels -> child
     std::vector<std::function<void()>> removers;
 };
 
 namespace {
 
-std::string key(const void* family, const Labels& l) {
-    std::string k = std::to_string(reinterpret_cast<uintptr_t>(family)) + "|";
+// The child of `fam` with labels `l` in this datapath's set, added on first use.
+template <class Metric>
+Metric& child(DatapathMetrics::Live& live, prometheus::Family<Metric>& fam, const Labels& l) {
+    std::string k = std::to_string(reinterpret_cast<uintptr_t>(&fam)) + "|";
     for (const auto& [a, b] : l) k += a + "=" + b + ",";
-    return k;
+    auto it = live.children.find(k);
+    if (it == live.children.end()) {
+        Metric* m = &fam.Add(l);
+        it = live.children.emplace(k, m).first;
+        live.removers.push_back([&fam, m] { fam.Remove(m); });
+    }
+    return *static_cast<Metric*>(it->second);
 }
 
 void counterTo(DatapathMetrics::Live& live, prometheus::Family<prometheus::Counter>& fam, const Labels& l, double total) {
-    const auto k = key(&fam, l);
-    auto it = live.counters.find(k);
-    if (it == live.counters.end()) {
-        prometheus::Counter* c = &fam.Add(l);
-        it = live.counters.emplace(k, c).first;
-        live.removers.push_back([&fam, c] { fam.Remove(c); });
-    }
-    const double now = it->second->Value();
-    if (total > now) it->second->Increment(total - now);
+    auto& c = child(live, fam, l);
+    if (total > c.Value()) c.Increment(total - c.Value());
 }
 
 void gaugeTo(DatapathMetrics::Live& live, prometheus::Family<prometheus::Gauge>& fam, const Labels& l, double value) {
-    const auto k = key(&fam, l);
-    auto it = live.gauges.find(k);
-    if (it == live.gauges.end()) {
-        prometheus::Gauge* g = &fam.Add(l);
-        it = live.gauges.emplace(k, g).first;
-        live.removers.push_back([&fam, g] { fam.Remove(g); });
-    }
-    it->second->Set(value);
+    child(live, fam, l).Set(value);
 }
 
 void clear(DatapathMetrics::Live& live) {
     for (auto& r : live.removers) r();
     live.removers.clear();
-    live.counters.clear();
-    live.gauges.clear();
+    live.children.clear();
 }
 
 }  // namespace

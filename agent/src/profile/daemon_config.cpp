@@ -8,24 +8,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/paths.hpp"
+#include "profile/yaml_config.hpp"
 
 namespace rxtune {
 
 namespace {
 
-struct ConfigError {
-    YAML::Mark mark;
-    std::string key, what;
-};
-
-[[noreturn]] void bad(const YAML::Node& n, const std::string& key, const std::string& what) {
-    throw ConfigError{n.Mark(), key, what};
-}
-
-std::string scalar(const YAML::Node& n, const std::string& key) {
-    if (!n.IsScalar()) bad(n, key, "expected a string");
-    return n.Scalar();
-}
+using yamlcfg::bad;
+using yamlcfg::scalar;
 
 // "30s", "500ms", "2m" or a bare number of seconds.
 std::chrono::milliseconds duration(const YAML::Node& n, const std::string& key, long minMs) {
@@ -48,25 +38,11 @@ std::chrono::milliseconds duration(const YAML::Node& n, const std::string& key, 
 Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::string& file) {
     DaemonConfig c;
     c.file = file;
-    auto located = [&](const YAML::Mark& m, const std::string& key, const std::string& what) {
-        std::string where = file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-        return fail(EINVAL, key.empty() ? where : where + ": " + key, "", what);
-    };
     try {
         YAML::Node root = YAML::Load(text);
         if (root.IsNull()) return c;
-        if (!root.IsMap()) bad(root, "", "expected a mapping");
-        static const std::set<std::string> kKeys = {"profile", "interfaces", "listen", "drift_interval",
-                                                    "metrics_interval", "on_stop", "state_dir", "run_dir",
-                                                    "bpf_dir", "http_threads", "datapaths"};
-        for (const auto& kv : root) {
-            const auto k = kv.first.as<std::string>();
-            if (!kKeys.count(k)) {
-                std::string list;
-                for (const auto& a : kKeys) list += (list.empty() ? "" : ", ") + a;
-                bad(kv.first, k, "unknown key (expected one of: " + list + ")");
-            }
-        }
+        yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",
+                                        "state_dir", "run_dir", "bpf_dir", "http_threads", "datapaths"});
         if (auto n = root["profile"]) c.profile = scalar(n, "profile");
         if (auto n = root["interfaces"]) {
             if (!n.IsSequence()) bad(n, "interfaces", "expected a list of interface names");
@@ -114,10 +90,10 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
                 bad(n, "http_threads", "expected an integer from 2 to 64, got '" + s + "'");
             c.httpThreads = v;
         }
-    } catch (const ConfigError& e) {
-        return located(e.mark, e.key, e.what);
+    } catch (const yamlcfg::ConfigError& e) {
+        return yamlcfg::located(file, e.mark, e.key, e.what);
     } catch (const YAML::Exception& e) {
-        return located(e.mark, "", "malformed YAML: " + e.msg);
+        return yamlcfg::located(file, e.mark, "", "malformed YAML: " + e.msg);
     }
     return c;
 }
