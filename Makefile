@@ -15,13 +15,23 @@ BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps build build-asan build-fuzz run test deb lab clean
+.PHONY: all deps bench-deps build build-asan build-fuzz run test deb lab clean
 
 all: build
 
+# Benchmarks only (make lab, bench/datapath_bench.sh): wrk to check our load generator against,
+# dpdk-testpmd (in dpdk-dev) as rxtune-dp's peer.
+BENCH_PACKAGES := wrk dpdk-dev
+
 deps:
-	@missing=""; \
-	for p in $(APT_PACKAGES); do \
+	@$(call install_missing,$(APT_PACKAGES))
+
+bench-deps: deps
+	@$(call install_missing,$(BENCH_PACKAGES))
+
+define install_missing
+	missing=""; \
+	for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' "$$p" 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
@@ -29,6 +39,7 @@ deps:
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  apt-get update -q && apt-get install -y -q --no-install-recommends $$missing; \
 	fi
+endef
 
 $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD) --prefix=/usr
@@ -62,7 +73,7 @@ test: build build-asan build-fuzz
 # The single-queue lab (docs/LAB.md): every scenario side by side, then the capacity ladder.
 # LAB_ARGS="--duration 5 --scenarios untuned,gateway" narrows it.
 LAB_ARGS ?= --safe-point --json build/lab-results.json
-lab: build
+lab: build bench-deps
 	BUILD=$(CURDIR)/$(BUILD) python3 bench/lab.py $(LAB_ARGS)
 
 # Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.

@@ -8,7 +8,7 @@
 #  2. Replies to the NIC's one TX queue: tx_mode ring (MP ring drained by the RX core) vs lock
 #     (workers transmit under a spinlock), the worker reading an endless net_null source.
 # End to end (HTTP through rxtune-dp vs the kernel untuned and with RPS) is bench/lab.py, scenario dp.
-# Usage: bench/datapath_bench.sh [SECONDS]   (root; needs the dpdk package for dpdk-testpmd)
+# Usage: bench/datapath_bench.sh [SECONDS]   (root; `make bench-deps` installs dpdk-testpmd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${1:-10}
@@ -17,7 +17,7 @@ WORK=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]+"${pids[@]}"}"; do kill -INT "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
 trap cleanup EXIT INT TERM
-command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found: apt-get install dpdk"; exit 1; }
+command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found: make bench-deps (Debian package dpdk-dev)"; exit 1; }
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs"; exit 1; }
 EAL=(--no-huge -m 1024 --log-level=lib.eal:error)
 
