@@ -72,7 +72,10 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap) {
     if (!softnetText) return failWith(softnetText.error());
     auto softnet = parseSoftnetStat(*softnetText, snap.host.online.cpus());
     if (!softnet) return failWith(softnet.error());
-    for (const auto& [cpu, row] : *softnet) raw.softnetDrops += row.dropped;
+    for (const auto& [cpu, row] : *softnet) {
+        raw.softnetDrops += row.dropped;
+        raw.squeezes[cpu] = row.timeSqueeze;
+    }
     for (const auto& n : snap.nics) raw.rxPackets[n.name] = n.stats.rxPackets;
     return raw;
 }

@@ -32,6 +32,8 @@ AutoSample autoSample(const AutoRaw& a, const AutoRaw& b, const std::string& ifn
             l.netRx = std::clamp(static_cast<double>(b.netRxNs.at(cpu) - std::min(b.netRxNs.at(cpu), a.netRxNs.at(cpu))) / (dt * 1e9), 0.0, 1.0);
         else
             l.netRx = std::clamp(static_cast<double>(j.softirq - std::min(j.softirq, it->second.softirq)) / total, 0.0, 1.0);
+        if (a.squeezes.count(cpu) && b.squeezes.count(cpu))
+            l.squeezed = static_cast<double>(b.squeezes.at(cpu) - std::min(b.squeezes.at(cpu), a.squeezes.at(cpu))) / dt;
         s.cpus[cpu] = l;
     }
     const double drops = static_cast<double>(b.softnetDrops - std::min(b.softnetDrops, a.softnetDrops)) / dt;
@@ -89,7 +91,8 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
     }
     if (!saturated(rx)) {
         c.verdict = "receive CPU " + std::to_string(rxCpu) + " is not saturated by receive work (NET_RX " + pct(rx.netRx) +
-                    ", busy " + pct(rx.busy) + "; steering needs >= " + pct(t_.onRxShare) + " and >= " + pct(t_.busyOn) + ")";
+                    ", busy " + pct(rx.busy) + ", " + pps(rx.squeezed) + " squeezes/s; steering needs busy >= " + pct(t_.busyOn) +
+                    " and NET_RX >= " + pct(t_.onRxShare) + ", or >= " + pct(t_.onRxShare / 2) + " with squeezes)";
         for (auto& [cpu, why] : c.why)
             if (why.starts_with("chosen")) why = "would qualify (" + why.substr(8) + "), but steering stays off";
         return c;
@@ -97,9 +100,10 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
     for (const auto& [idle, cpu] : spare) c.targets.add(cpu);
     c.verdict = c.targets.empty()
                     ? "receive CPU " + std::to_string(rxCpu) + " is saturated (NET_RX " + pct(rx.netRx) +
-                          ") but no other CPU has " + pct(t_.minSpare) + " idle: steering would only move the bottleneck"
+                          ", " + pps(rx.squeezed) + " squeezes/s) but no other CPU has " + pct(t_.minSpare) +
+                          " idle: steering would only move the bottleneck"
                     : "receive CPU " + std::to_string(rxCpu) + " is saturated (NET_RX " + pct(rx.netRx) + ", busy " +
-                          pct(rx.busy) + "): steer to CPUs " + c.targets.toList();
+                          pct(rx.busy) + ", " + pps(rx.squeezed) + " squeezes/s): steer to CPUs " + c.targets.toList();
     return c;
 }
 

@@ -18,6 +18,7 @@ namespace rxtune {
 struct CpuLoad {
     double busy = 0;    // non-idle share of wall time
     double netRx = 0;   // NET_RX softirq share of wall time (BPF exact, else /proc/stat softirq)
+    double squeezed = 0;  // softnet time_squeeze per second: NET_RX runs that ended with work left
 };
 
 struct AutoSample {
@@ -34,6 +35,7 @@ struct AutoRaw {
     std::map<unsigned, std::uint64_t> netRxNs;    // BPF NET_RX time; empty without BPF
     std::map<std::string, std::uint64_t> rxPackets;  // per interface (rtnetlink stats64)
     std::uint64_t softnetDrops = 0;               // all CPUs, 64-bit
+    std::map<unsigned, std::uint64_t> squeezes;   // per CPU, softnet time_squeeze
 };
 // NET_RX share from BPF where both readings have it, else the /proc/stat softirq share (all
 // softirqs: an upper bound).
@@ -74,7 +76,13 @@ public:
     Choice choose(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings) const;
 
 private:
-    bool saturated(const CpuLoad& rx) const { return rx.netRx >= t_.onRxShare && rx.busy >= t_.busyOn; }
+    // Saturated by receive work: busy, and either mostly in NET_RX or (with at least half that
+    // share) running out of budget with packets left (time_squeeze).
+    bool saturated(const CpuLoad& rx) const {
+        if (rx.busy < t_.busyOn) return false;
+        return rx.netRx >= t_.onRxShare || (rx.netRx >= t_.onRxShare / 2 && rx.squeezed >= kSqueezesPerSecond);
+    }
+    static constexpr double kSqueezesPerSecond = 10;
     static double mean(double sum, unsigned n) { return n ? sum / n : 0; }
 
     AutoThresholds t_;

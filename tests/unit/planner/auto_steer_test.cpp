@@ -53,6 +53,21 @@ TEST_CASE("auto: an idle or merely busy receive CPU leaves steering off", "[auto
     CHECK(a.targets().empty());
 }
 
+TEST_CASE("auto: time_squeeze counts: a busy receive CPU out of budget with half the NET_RX share", "[auto]") {
+    AutoSteer a(fast());
+    auto squeezing = [](double at, double squeezes) {
+        AutoSample s = sample(at, 100000, 0.35, 1.0, 0.2);
+        s.cpus[0].squeezed = squeezes;
+        return s;
+    };
+    for (int i = 1; i <= 5; ++i) CHECK(a.step(squeezing(i, 0), 0, kAll, kRxOnly).decision.empty());  // 35%: not enough alone
+    a.step(squeezing(6, 500), 0, kAll, kRxOnly);
+    a.step(squeezing(7, 500), 0, kAll, kRxOnly);
+    auto d = a.step(squeezing(8, 500), 0, kAll, kRxOnly);
+    CHECK(d.decision == "enable");
+    CHECK(d.detail.find("500 squeezes/s") != std::string::npos);
+}
+
 TEST_CASE("auto: no flapping on noisy input: saturation must hold for `sustain` samples in a row", "[auto]") {
     AutoSteer a(fast());
     for (int i = 1; i < 60; ++i) {
@@ -160,6 +175,10 @@ TEST_CASE("auto: samples from raw counters, BPF NET_RX time where both readings 
     CHECK(s.cpus.at(0).netRx == Approx(0.40));  // /proc/stat softirq share
     CHECK(s.deliveredPps == Approx(9000));
     CHECK(s.drops == Approx(1000));
+    CHECK(s.cpus.at(0).squeezed == 0);  // no squeeze counters in these readings
+    a.squeezes[0] = 10;
+    b.squeezes[0] = 210;
+    CHECK(autoSample(a, b, "eth0").cpus.at(0).squeezed == Approx(100));
     a.netRxNs[0] = 0;
     b.netRxNs[0] = 1'000'000'000;  // 1 s of NET_RX in 2 s
     CHECK(autoSample(a, b, "eth0").cpus.at(0).netRx == Approx(0.5));
