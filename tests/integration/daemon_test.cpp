@@ -24,37 +24,14 @@ public:
     // wrapper: commands run between `ip netns exec NS` and rxtune (setpriv with a capability set).
     Daemon(const NetNs& ns, const std::string& configYaml, int port, std::vector<std::string> wrapper = {})
         : ns_(ns), port_(port) {
-        std::string t = (std::filesystem::temp_directory_path() / "rxtune-d-XXXXXX").string();
-        if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
-        dir_ = t;
         std::ofstream(dir_ / "profile.yaml") << "include: single-queue-gateway\n"
                                                 "match:\n  interfaces: ['v*']\n  virtual: include\n"
                                                 "steering:\n  mode: rps\n";
         writeConfig(configYaml);
-        pid_ = fork();
-        if (pid_ == 0) {
-            int err = open((dir_ / "log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-            int devnull = open("/dev/null", O_RDWR);
-            dup2(devnull, 0);
-            dup2(err, 1);
-            dup2(err, 2);
-            std::vector<std::string> argv = {"ip", "netns", "exec", ns_.name()};
-            argv.insert(argv.end(), wrapper.begin(), wrapper.end());
-            for (const auto& a : {rxtuneBin(), std::string("daemon"), std::string("--config"), (dir_ / "rxtune.yaml").string()})
-                argv.push_back(a);
-            std::vector<char*> args;
-            for (auto& a : argv) args.push_back(a.data());
-            args.push_back(nullptr);
-            execvp(args[0], args.data());
-            _exit(127);
-        }
-    }
-    ~Daemon() {
-        if (pid_ > 0 && !exited_) {
-            kill(pid_, SIGKILL);
-            waitpid(pid_, nullptr, 0);
-        }
-        std::filesystem::remove_all(dir_);
+        std::vector<std::string> argv = wrapper;
+        for (const auto& x : {rxtuneBin(), std::string("daemon"), std::string("--config"), (dir_ / "rxtune.yaml").string()})
+            argv.push_back(x);
+        proc_ = std::make_unique<Background>(ns_, argv, dir_ / "log");
     }
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
@@ -72,36 +49,18 @@ public:
     }
     // Serving metrics and done with its first reconcile (the endpoint comes up before it).
     bool ready() const;
-    void signal(int sig) const { kill(pid_, sig); }
-    bool alive() {
-        if (exited_) return false;
-        int st = 0;
-        if (waitpid(pid_, &st, WNOHANG) == pid_) {
-            exited_ = true;
-            status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-            return false;
-        }
-        return true;
-    }
-    int wait() {
-        if (!exited_) {
-            int st = 0;
-            waitpid(pid_, &st, 0);
-            exited_ = true;
-            status_ = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        return status_;
-    }
+    void signal(int sig) const { proc_->signal(sig); }
+    bool alive() { return !proc_->exited(); }
+    int wait() { return proc_->wait(); }
     std::string log() const { return slurp(dir_ / "log"); }
     const std::filesystem::path& dir() const { return dir_; }
 
 private:
     const NetNs& ns_;
     int port_;
-    std::filesystem::path dir_;
-    pid_t pid_ = -1;
-    bool exited_ = false;
-    int status_ = -1;
+    TempDir tmp_;  // declared before proc_: the process is killed before its directory goes
+    const std::filesystem::path& dir_ = tmp_.path;
+    std::unique_ptr<Background> proc_;
 };
 
 // The value of the first sample of `name` (with labels) in a scrape, or -1.

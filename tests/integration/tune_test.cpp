@@ -20,13 +20,8 @@ namespace {
 
 // A scratch state/run/profile directory per test, removed afterwards.
 struct Scratch {
-    std::filesystem::path dir;
-    Scratch() {
-        std::string t = (std::filesystem::temp_directory_path() / "rxtune-it-XXXXXX").string();
-        if (!mkdtemp(t.data())) throw std::runtime_error("mkdtemp");
-        dir = t;
-    }
-    ~Scratch() { std::filesystem::remove_all(dir); }
+    TempDir tmp;
+    const std::filesystem::path& dir = tmp.path;
     std::string profile(const std::string& name, const std::string& yaml) const {
         auto p = dir / (name + ".yaml");
         std::ofstream(p) << yaml;

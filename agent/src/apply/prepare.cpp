@@ -10,7 +10,7 @@ namespace rxtune {
 
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
                              const std::vector<std::string>& interfaces, bool skipMissing, const XdpSteering* xdp,
-                             const AutoInputs* autoIn) {
+                             const AutoInputs* autoIn, bool explain) {
     std::vector<std::string> only = interfaces;
     if (skipMissing && !interfaces.empty()) {
         auto links = nl.links();
@@ -22,6 +22,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     PlanOptions opts;
     opts.interfaces = only;
     opts.explicitInterfaces = !interfaces.empty();
+    opts.explain = explain;
     if (autoIn) {
         opts.autoTargets = autoIn->targets;
         opts.autoExplain = autoIn->explain;
@@ -48,19 +49,23 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     std::vector<std::string> keys;
     for (const auto& [k, v] : profile.sysctls) keys.push_back(k);
     if (auto r = addSysctls(fs, out.snapshot.host, keys); !r) return failWith(r.error());
-    const auto& choice = profile.steering.cpus;
-    if (choice.kind == CpuChoice::Kind::kCgroup) {
-        auto cpus = cgroupCpus(fs, out.snapshot.host, choice.cgroupPath);
-        if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
-        opts.cgroupCpus[choice.cgroupPath] = *cpus;
-    }
+    if (auto ok = addCgroupCpus(profile, fs, out.snapshot.host, opts); !ok) return failWith(ok.error());
     auto p = plan(profile, out.snapshot, opts);
     if (!p) return failWith(p.error());
     out.plan = std::move(*p);
     return out;
 }
 
-Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap) {
+Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Topology& host, PlanOptions& opts) {
+    const auto& choice = profile.steering.cpus;
+    if (choice.kind != CpuChoice::Kind::kCgroup) return {};
+    auto cpus = cgroupCpus(fs, host, choice.cgroupPath);
+    if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
+    opts.cgroupCpus[choice.cgroupPath] = *cpus;
+    return {};
+}
+
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>* softnet) {
     AutoRaw raw;
     raw.at = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
     auto stat = fs.read("proc/stat");
@@ -68,10 +73,15 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap) {
     auto cpus = parseProcStat(*stat);
     if (!cpus) return failWith(cpus.error());
     raw.cpu = std::move(*cpus);
-    auto softnetText = fs.read("proc/net/softnet_stat");
-    if (!softnetText) return failWith(softnetText.error());
-    auto softnet = parseSoftnetStat(*softnetText, snap.host.online.cpus());
-    if (!softnet) return failWith(softnet.error());
+    std::map<unsigned, SoftnetRow> read;
+    if (!softnet) {
+        auto text = fs.read("proc/net/softnet_stat");
+        if (!text) return failWith(text.error());
+        auto rows = parseSoftnetStat(*text, snap.host.online.cpus());
+        if (!rows) return failWith(rows.error());
+        read = std::move(*rows);
+        softnet = &read;
+    }
     for (const auto& [cpu, row] : *softnet) {
         raw.softnetDrops += row.dropped;
         raw.squeezes[cpu] = row.timeSqueeze;
@@ -84,12 +94,7 @@ Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, co
                                   const AutoRaw& before, const AutoRaw& after) {
     AutoInputs in;
     PlanOptions opts;
-    const auto& choice = profile.steering.cpus;
-    if (choice.kind == CpuChoice::Kind::kCgroup) {
-        auto cpus = cgroupCpus(fs, snap.host, choice.cgroupPath);
-        if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
-        opts.cgroupCpus[choice.cgroupPath] = *cpus;
-    }
+    if (auto ok = addCgroupCpus(profile, fs, snap.host, opts); !ok) return failWith(ok.error());
     char span[64];
     std::snprintf(span, sizeof span, "%.1f s", after.at - before.at);
     for (const auto& name : interfaces) {

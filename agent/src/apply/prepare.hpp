@@ -7,6 +7,7 @@
 
 #include "inventory/snapshot.hpp"
 #include "bpf/xdp_steering.hpp"
+#include "inventory/softnet.hpp"
 #include "planner/auto_steer.hpp"
 #include "planner/planner.hpp"
 #include "profile/profile.hpp"
@@ -30,11 +31,18 @@ struct Prepared {
 // xdp: reads what XDP steering rxtune has on each device (mode xdp); may be null otherwise.
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
                              const std::vector<std::string>& interfaces, bool skipMissing,
-                             const XdpSteering* xdp = nullptr, const AutoInputs* autoIn = nullptr);
+                             const XdpSteering* xdp = nullptr, const AutoInputs* autoIn = nullptr,
+                             bool explain = false);
 
-// mode auto's raw counters now: /proc/stat, softnet drops, each NIC's RX packets (from snap).
-// The daemon adds BPF NET_RX time where it has it.
-Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap);
+// The cgroup cpuset a profile's `steering.cpus: cgroup:<path>` names, put into opts; a missing
+// cgroup is an error located at that key.
+Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Topology& host, PlanOptions& opts);
+
+// mode auto's raw counters now: /proc/stat, softnet drops and squeezes, each NIC's RX packets
+// (from snap). `softnet`: rows the caller has read already (else read here). The daemon adds BPF
+// NET_RX time where it has it.
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap,
+                            const std::map<unsigned, SoftnetRow>* softnet = nullptr);
 
 // The one-shot commands' auto decision: one look over the interval between two raw readings, per
 // interface of the plan; no trial (the daemon does that), said in the explanation.

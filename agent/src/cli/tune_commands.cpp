@@ -44,7 +44,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
     auto nl = Netlink::open();
     if (!nl) return failWith(nl.error());
     XdpSteering xdp(o.bpfDir);
-    auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp);
+    auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp, nullptr, o.explain);
     if (!prepared) return failWith(prepared.error());
     if (profile->steering.mode == SteeringMode::kAuto && !prepared->plan.interfaces.empty()) {
         // One look: two readings o.sampleMs apart decide whether to steer, and where.
@@ -58,7 +58,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
         if (!after) return failWith(after.error().withContext("mode auto"));
         auto in = decideAutoOnce(*profile, fs, *snap, ifaces, *before, *after);
         if (!in) return failWith(in.error());
-        prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp, &*in);
+        prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp, &*in, o.explain);
         if (!prepared) return failWith(prepared.error());
     }
     return std::move(prepared->plan);

@@ -116,7 +116,8 @@ private:
     enum class Why { kStart, kEvent, kDrift, kReload, kAuto };
     void reconcile(Why why);
     void sampleMetrics();
-    void stepAuto(const HostSnapshot& snap, const std::map<unsigned, CpuSoftirq>* bpf);
+    void stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
+                  const std::map<unsigned, CpuSoftirq>* bpf);
     void reload();
 
     DaemonConfig cfg_;
@@ -219,11 +220,12 @@ void Agent::sampleMetrics() {
             LOG_W("metrics: " + v.error().message());
         }
     }
-    if (profile_.steering.mode == SteeringMode::kAuto) stepAuto(*snap, bpfNow ? &*bpfNow : nullptr);
+    if (profile_.steering.mode == SteeringMode::kAuto) stepAuto(*snap, *softnet, bpfNow ? &*bpfNow : nullptr);
 }
 
-void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, CpuSoftirq>* bpf) {
-    auto raw = readAutoRaw(fs_, snap);
+void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
+                     const std::map<unsigned, CpuSoftirq>* bpf) {
+    auto raw = readAutoRaw(fs_, snap, &softnet);
     if (!raw) {
         LOG_W("auto: " + raw.error().message());
         return;
@@ -233,13 +235,9 @@ void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, CpuSofti
     bool changed = false;
     if (lastRaw_) {
         PlanOptions opts;
-        if (profile_.steering.cpus.kind == CpuChoice::Kind::kCgroup) {
-            auto cpus = cgroupCpus(fs_, snap.host, profile_.steering.cpus.cgroupPath);
-            if (!cpus) {
-                LOG_W("auto: " + cpus.error().message());
-                return;
-            }
-            opts.cgroupCpus[profile_.steering.cpus.cgroupPath] = *cpus;
+        if (auto ok = addCgroupCpus(profile_, fs_, snap.host, opts); !ok) {
+            LOG_W("auto: " + ok.error().message());
+            return;
         }
         for (const auto& name : steered_) {
             auto nic = std::find_if(snap.nics.begin(), snap.nics.end(), [&](const Nic& n) { return n.name == name; });

@@ -248,7 +248,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         if (!targets) return failWith(targets.error());
         if (autoMode) {
             auto ex = opts.autoExplain.find(nic->name);
-            if (ex != opts.autoExplain.end())
+            if (opts.explain && ex != opts.autoExplain.end())
                 for (const auto& line : ex->second) p.explanation.push_back(nic->name + ": " + line);
             auto it = opts.autoTargets.find(nic->name);
             if (it == opts.autoTargets.end() || it->second.empty()) {
@@ -257,7 +257,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
             }
             targets->cpus = it->second & targets->cpus;
             targets->notes = {"mode auto: measured saturation"};
-        } else {
+        } else if (opts.explain) {
             auto lines = explainTargets(profile, host, *nic, targets->cpus, targets->notes);
             p.explanation.insert(p.explanation.end(), lines.begin(), lines.end());
         }

@@ -192,6 +192,7 @@ TEST_CASE("mode auto steers where the measurement said, and explains; unmeasured
     PlanOptions opts;
     opts.autoTargets["enp2s0"] = CpuSet::of({4, 5, 6});
     opts.autoExplain["enp2s0"] = {"cpu 4 chosen: 80% idle"};
+    opts.explain = true;
     auto on = plan(profile, s, opts).value();
     bool rps = false;
     for (const auto& st : on.settings)
@@ -206,7 +207,10 @@ TEST_CASE("mode auto steers where the measurement said, and explains; unmeasured
 }
 
 TEST_CASE("plan --explain names the rule that left each CPU out", "[planner]") {
-    auto p = plan(rpsProfile("balanced"), snap("story-20cpu-single-queue"), {}).value();
+    CHECK(plan(rpsProfile("balanced"), snap("story-20cpu-single-queue"), {}).value().explanation.empty());  // only when asked
+    PlanOptions opts;
+    opts.explain = true;
+    auto p = plan(rpsProfile("balanced"), snap("story-20cpu-single-queue"), opts).value();
     auto has = [&](const std::string& line) { return std::find(p.explanation.begin(), p.explanation.end(), line) != p.explanation.end(); };
     CHECK(has("enp2s0: cpu 3 left out: serves the RX IRQ (steering.exclude_irq_cpus)"));
     CHECK(has("enp2s0: cpu 0 chosen"));
