@@ -5,11 +5,31 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build} BUILD_ASAN=${BUILD_ASAN:-build-asan} BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-15}
 passed=0 failed=0 failures=()
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
 
+# Each stage's output goes to the terminal and to a log; a failed stage's log is digested at the
+# end, so the last lines of a long run (all a CI summary may keep) name what failed and where.
 stage() {
   local name=$1; shift
   echo "=== $name"
-  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); failures+=("$name"); fi
+  local log="$logs/${#failures[@]}-$passed.log"
+  if "$@" 2>&1 | tee "$log"; [ "${PIPESTATUS[0]}" -eq 0 ]; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); failures+=("$name"); cp "$log" "$logs/failed-${#failures[@]}.log"
+  fi
+}
+
+# The first Catch2 failure (with the messages that follow it), sanitizer report, meson timeout or
+# Python traceback of a failed stage, lines cut at 160 characters: a CI summary may keep only the
+# last two dozen lines of the run.
+digest() {
+  if grep -q -E ': failed:|: FAILED|ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:|TIMEOUT|Traceback' "$1"; then
+    grep -m 1 -E -A 14 ': failed:|: FAILED|ERROR: (Address|Leak|Undefined)Sanitizer|runtime error:|TIMEOUT|Traceback' "$1"
+  else
+    tail -n 8 "$1"
+  fi | cut -c 1-160
 }
 
 fuzz() {
@@ -43,6 +63,12 @@ stage "fuzz softnet/uevent"  fuzz softnet_fuzz tests/fuzz/corpus/softnet
 stage "fuzz datapath"        fuzz datapath_fuzz tests/fuzz/corpus/datapath
 
 echo
+i=0
+for f in "${failures[@]+"${failures[@]}"}"; do
+  i=$((i + 1))
+  echo "--- $f:"
+  digest "$logs/failed-$i.log" | sed 's/^/  /'
+done
 for f in "${failures[@]+"${failures[@]}"}"; do echo "FAILED: $f"; done
 echo "make test: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -6,7 +6,10 @@
 #include <sched.h>
 
 #include <chrono>
+#include <cctype>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <regex>
 
 #include "support.hpp"
@@ -54,6 +57,39 @@ bool hasSeries(const std::string& metrics, const std::string& series) {
 
 bool steered(const std::string& mask) { return mask.find_first_not_of("0,\n") != std::string::npos; }
 
+// What the CPUs did over one second and who ran there: printed when a decision is not the expected
+// one, so a failure says whether the host (not the daemon) left no spare CPU.
+std::string cpuPicture() {
+    auto busy = [] {
+        std::ifstream in("/proc/stat");
+        std::map<std::string, std::pair<double, double>> out;  // cpuN -> (busy, total)
+        std::string line;
+        while (std::getline(in, line)) {
+            if (line.rfind("cpu", 0) != 0 || line.size() < 4 || !std::isdigit(static_cast<unsigned char>(line[3]))) continue;
+            std::istringstream ls(line);
+            std::string name;
+            double v[8] = {};
+            ls >> name;
+            for (double& x : v) ls >> x;
+            double total = 0;
+            for (double x : v) total += x;
+            out[name] = {total - v[3] - v[4], total};
+        }
+        return out;
+    };
+    auto a = busy();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    auto b = busy();
+    std::ostringstream os;
+    os << "busy over 1 s:";
+    for (const auto& [cpu, v] : b) {
+        const double dt = v.second - a[cpu].second;
+        os << " " << cpu << " " << (dt > 0 ? 100 * (v.first - a[cpu].first) / dt : 0) << "%";
+    }
+    os << "\n" << run({"ps", "-eo", "psr,pcpu,pid,comm", "--sort=-pcpu"}).out.substr(0, 600);
+    return os.str();
+}
+
 }  // namespace
 
 TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, undoes a change onto busy CPUs",
@@ -75,13 +111,14 @@ TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, 
         CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"off\"}"));
 
         auto flood = lab.flood(60, "a");
-        const bool on = eventually([&] { return steered(lab.rps()); }, 30s);
+        const bool on = eventually([&] { return steered(lab.rps()); }, 30s, 500ms);
         INFO(daemon.log());
+        INFO((on ? std::string() : cpuPicture()));
         REQUIRE(on);
         CHECK(lab.rps().find("2") != std::string::npos);  // CPU 1: the receive CPU 0 is left out
         CHECK(hasSeries(lab.metrics(), "rxtune_steering_decisions_total{decision=\"enable\",interface=\"fb\",reason=\"saturated\"}"));
         REQUIRE(eventually([&] { return daemon.log().find("auto fb: keep") != std::string::npos ||
-                                        daemon.log().find("auto fb: undo") != std::string::npos; }, 30s));
+                                        daemon.log().find("auto fb: undo") != std::string::npos; }, 30s, 500ms));
         INFO(daemon.log());
         REQUIRE(daemon.log().find("auto fb: keep") != std::string::npos);
         // The load goes: the decision stands (no flapping back and forth).
@@ -101,13 +138,17 @@ TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, 
                       lab.tmp.path / "daemon2.log");
     REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));
     auto flood = lab.flood(60, "b");
-    REQUIRE(eventually([&] { return steered(lab.rps()); }, 30s));
+    const bool on = eventually([&] { return steered(lab.rps()); }, 30s, 500ms);
+    INFO(daemon.log());
+    INFO((on ? std::string() : cpuPicture()));
+    REQUIRE(on);
     // One process (chrt and taskset exec), so killing it ends it; it also ends by itself (~10-30 s).
     Background hog(lab.receiver, {"chrt", "-f", "10", "taskset", "-c", "1", "sh", "-c",
                                   "i=0; while [ $i -lt 150000000 ]; do i=$((i+1)); done"},
                    lab.tmp.path / "hog.log");
+    const bool undone = eventually([&] { return daemon.log().find("auto fb: undo") != std::string::npos; }, 30s, 500ms);
     INFO(daemon.log());
-    REQUIRE(eventually([&] { return daemon.log().find("auto fb: undo") != std::string::npos; }, 30s));
+    REQUIRE(undone);
     hog.signal(SIGKILL);
     const std::string m = lab.metrics();
     CHECK((hasSeries(m, "rxtune_steering_decisions_total{decision=\"undo\",interface=\"fb\",reason=\"worse\"}") ||

@@ -171,11 +171,14 @@ inline std::string slurp(const std::filesystem::path& p) {
 }
 
 // Waits for a condition the code under test must bring about; the deadline is generous, not a timing claim.
-inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds deadline = std::chrono::seconds(20)) {
+// Polls `cond` every `every` until it holds or `deadline` passes. A condition that spawns processes
+// (ip netns exec, curl) costs CPU: tests that measure CPU load poll slowly.
+inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds deadline = std::chrono::seconds(20),
+                       std::chrono::milliseconds every = std::chrono::milliseconds(50)) {
     auto end = std::chrono::steady_clock::now() + deadline;
     while (std::chrono::steady_clock::now() < end) {
         if (cond()) return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        std::this_thread::sleep_for(every);
     }
     return cond();
 }
