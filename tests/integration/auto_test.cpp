@@ -30,13 +30,16 @@ struct AutoLab {
         receiver.ip({"link", "set", "fb", "up"});
         std::filesystem::create_directories(tmp.path / "bpffs");
         mustRun({"mount", "-t", "bpf", "bpf", (tmp.path / "bpffs").string()});
-        std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
-                                                 "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
-                                                 "  auto: {rx_share: 25%, busy: 0.8, min_spare: 0.2, sustain: 2, window: 2s, backoff: 10m}\n";
+        writeProfile("rx_share: 25%");
         std::ofstream(tmp.path / "rxtune.yaml") << "profile: " << (tmp.path / "auto.yaml").string() << "\nlisten: 127.0.0.1:19875\n"
                                                 << "state_dir: " << (tmp.path / "state").string() << "\nrun_dir: "
                                                 << (tmp.path / "run").string() << "\nbpf_dir: " << (tmp.path / "bpffs" / "rxtune").string()
                                                 << "\nmetrics_interval: 500ms\ndatapaths: []\non_stop: revert\n";
+    }
+    void writeProfile(const std::string& share) const {
+        std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
+                                                 "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
+                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 2, window: 2s, backoff: 10m}\n";
     }
     ~AutoLab() { run({"umount", (tmp.path / "bpffs").string()}); }
     std::string metrics() const { return receiver.exec({"curl", "-s", "--max-time", "2", "http://127.0.0.1:19875/metrics"}).out; }
@@ -127,6 +130,13 @@ TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, 
         CHECK(steered(lab.rps()));
         CHECK(daemon.log().find("auto fb: undo") == std::string::npos);
         CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"on\"}"));
+        // A reload with other thresholds keeps the decision that was kept.
+        lab.writeProfile("rx_share: 30%");
+        daemon.signal(SIGHUP);
+        REQUIRE(eventually([&] { return daemon.log().find("reloaded") != std::string::npos; }));
+        std::this_thread::sleep_for(1500ms);
+        CHECK(steered(lab.rps()));
+        CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"on\"}"));
         daemon.signal(SIGTERM);
         CHECK(daemon.wait() == 0);
     }
@@ -134,6 +144,7 @@ TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, 
 
     // A forced bad outcome: as soon as steering goes on, a real-time busy loop takes the target CPU,
     // so less gets through than before: the daemon undoes it and says why.
+    lab.writeProfile("rx_share: 25%");
     Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "rxtune.yaml").string()},
                       lab.tmp.path / "daemon2.log");
     REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));

@@ -281,6 +281,15 @@ void Agent::reload() {
     next->config.runDir = cfg_.runDir;
     cfg_ = std::move(next->config);
     profile_ = std::move(next->profile);
+    if (profile_.steering.mode == SteeringMode::kAuto) {
+        // New thresholds apply from the next sample; what each machine decided stays.
+        for (auto& [name, machine] : auto_) machine.setThresholds(profile_.steering.autoThresholds);
+    } else if (!auto_.empty()) {
+        // No longer auto: the static plan decides; the machines and their state gauges go.
+        for (const auto& [name, machine] : auto_) metrics_.setAutoState(name, "", 0);
+        auto_.clear();
+        autoIn_ = AutoInputs{};
+    }
     setTimer(driftTimer_, cfg_.driftInterval);
     setTimer(metricsTimer_, cfg_.metricsInterval);
     LOG_N("reloaded: profile " + profile_.name);

@@ -61,6 +61,11 @@ public:
     // rxSiblings: rxCpu's SMT siblings (itself included).
     AutoDecision step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings);
 
+    // A reloaded profile's thresholds; the state (and steering that is on) stays, so a reload does
+    // not undo a change that was kept. A back-off already running keeps its end.
+    void setThresholds(const AutoThresholds& t) { t_ = t; }
+    const AutoThresholds& thresholds() const { return t_; }
+
     AutoState state() const { return state_; }
     const CpuSet& targets() const { return targets_; }  // empty: steering off
     // The receive CPU when steering went on (once it is on, the busiest NET_RX CPU is a target).

@@ -184,3 +184,24 @@ TEST_CASE("auto: samples from raw counters, BPF NET_RX time where both readings 
     CHECK(autoSample(a, b, "eth0").cpus.at(0).netRx == Approx(0.5));
     CHECK(busiestRxCpu(s) == 0);
 }
+
+TEST_CASE("auto: reloaded thresholds apply from the next sample; a kept change stays on", "[auto]") {
+    AutoSteer a(fast());
+    for (int i = 1; i <= 3; ++i) a.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly);
+    REQUIRE(a.state() == AutoState::kTrial);
+    for (int i = 4; i <= 14; ++i) a.step(sample(i, 150000, 0.5, 1.0, 0.5), 0, kAll, kRxOnly);
+    REQUIRE(a.state() == AutoState::kOn);
+    AutoThresholds stricter = fast();
+    stricter.onRxShare = 0.95;
+    a.setThresholds(stricter);
+    CHECK(a.thresholds().onRxShare == 0.95);
+    CHECK(a.step(sample(15, 150000, 0.5, 1.0, 0.5), 0, kAll, kRxOnly).decision.empty());
+    CHECK(a.state() == AutoState::kOn);
+    CHECK(a.targets() == CpuSet::of({1, 2, 3}));
+
+    // A machine that is off judges the next samples by the new share: 80 % is no longer saturated.
+    AutoSteer b(fast());
+    b.setThresholds(stricter);
+    for (int i = 1; i <= 10; ++i) CHECK(b.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly).decision.empty());
+    CHECK(b.state() == AutoState::kOff);
+}
