@@ -31,10 +31,13 @@ struct AutoLab {
         std::filesystem::create_directories(tmp.path / "bpffs");
         mustRun({"mount", "-t", "bpf", "bpf", (tmp.path / "bpffs").string()});
         writeProfile("rx_share: 25%");
-        std::ofstream(tmp.path / "rxtune.yaml") << "profile: " << (tmp.path / "auto.yaml").string() << "\nlisten: 127.0.0.1:19875\n"
-                                                << "state_dir: " << (tmp.path / "state").string() << "\nrun_dir: "
-                                                << (tmp.path / "run").string() << "\nbpf_dir: " << (tmp.path / "bpffs" / "rxtune").string()
-                                                << "\nmetrics_interval: 500ms\ndatapaths: []\non_stop: revert\n";
+        writeConfig("rxtune.yaml", "metrics_interval: 500ms\n");
+    }
+    void writeConfig(const std::string& file, const std::string& extra) const {
+        std::ofstream(tmp.path / file) << "profile: " << (tmp.path / "auto.yaml").string() << "\nlisten: 127.0.0.1:19875\n"
+                                       << "state_dir: " << (tmp.path / "state").string() << "\nrun_dir: "
+                                       << (tmp.path / "run").string() << "\nbpf_dir: " << (tmp.path / "bpffs" / "rxtune").string()
+                                       << "\ndatapaths: []\non_stop: revert\n" << extra;
     }
     void writeProfile(const std::string& share) const {
         std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
@@ -166,6 +169,53 @@ TEST_CASE("mode auto turns steering on under load, keeps it when the load goes, 
            hasSeries(m, "rxtune_steering_decisions_total{decision=\"undo\",interface=\"fb\",reason=\"targets_busy\"}")));
     CHECK(eventually([&] { return !steered(lab.rps()); }));
     CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_state{interface=\"fb\",state=\"backoff\"}"));
+    daemon.signal(SIGTERM);
+    CHECK(daemon.wait() == 0);
+}
+
+TEST_CASE("BPF accounting pauses while a CPU runs more NET_RX softirqs than bpf_max_softirq_rate, then resumes",
+          "[integration][auto][bpf]") {
+    AutoLab lab;
+    // A share auto never reaches: steering would move the softirqs (RPS enqueues from the sender's
+    // context and the target polls its backlog in batches), and the rate the governor sees with them.
+    lab.writeProfile("rx_share: 100%");
+    lab.writeConfig("bpf.yaml", "metrics_interval: 300ms\nbpf_max_softirq_rate: 20000\n");
+    const std::string available = "rxtune_bpf_info{program=\"softirq\",state=\"available\"}";
+    const std::string paused = "rxtune_bpf_info{program=\"softirq\",state=\"paused\"}";
+    {
+        Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "bpf.yaml").string()},
+                          lab.tmp.path / "daemon-bpf.log");
+        REQUIRE(eventually([&] { return hasSeries(lab.metrics(), available); }));
+        // The flood is one softirq per datagram on CPU 0: hundreds of thousands a second.
+        auto flood = lab.flood(30, "c");
+        const bool wasPaused = eventually([&] { return daemon.log().find("paused") != std::string::npos; }, 15s, 200ms);
+        INFO(daemon.log());
+        REQUIRE(wasPaused);
+        CHECK(daemon.log().find("above bpf_max_softirq_rate 20000") != std::string::npos);
+        CHECK(hasSeries(lab.metrics(), paused));
+        // While paused the BPF totals stand still.
+        const std::string before = lab.metrics();
+        std::this_thread::sleep_for(1s);
+        auto netRx = [](const std::string& m) {
+            auto p = m.find("rxtune_softirq_net_rx_seconds_total{cpu=\"0\"} ");
+            return p == std::string::npos ? -1.0 : std::stod(m.substr(m.find("} ", p) + 2));
+        };
+        CHECK(netRx(lab.metrics()) == netRx(before));
+        flood->signal(SIGKILL);
+        const bool resumed = eventually([&] { return daemon.log().find("resumed") != std::string::npos; }, 15s, 200ms);
+        INFO(daemon.log());
+        CHECK(resumed);
+        CHECK(eventually([&] { return hasSeries(lab.metrics(), available); }));
+        daemon.signal(SIGTERM);
+        CHECK(daemon.wait() == 0);
+    }
+    // bpf_accounting: off: nothing loaded, said once, the state says so.
+    lab.writeConfig("off.yaml", "metrics_interval: 300ms\nbpf_accounting: off\n");
+    Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "off.yaml").string()},
+                      lab.tmp.path / "daemon-off.log");
+    REQUIRE(eventually([&] { return hasSeries(lab.metrics(), "rxtune_bpf_info{program=\"softirq\",state=\"disabled\"}"); }));
+    CHECK(daemon.log().find("BPF softirq accounting off (bpf_accounting: off)") != std::string::npos);
+    CHECK(lab.metrics().find("rxtune_softirq_net_rx_seconds_total{") == std::string::npos);
     daemon.signal(SIGTERM);
     CHECK(daemon.wait() == 0);
 }

@@ -31,6 +31,8 @@ const char* toString(BpfAvailability a) {
         case BpfAvailability::kAvailable: return "available";
         case BpfAvailability::kNotSupported: return "not supported";
         case BpfAvailability::kError: return "error";
+        case BpfAvailability::kPaused: return "paused";
+        case BpfAvailability::kDisabled: return "disabled";
     }
     return "error";
 }
@@ -47,10 +49,31 @@ Result<std::unique_ptr<SoftirqAccounting>> SoftirqAccounting::load() {
         return fail(-err, "bpf load", "softirq", explain(-err));
     if (int err = softirq_bpf__attach(skel); err != 0)
         return fail(-err, "bpf attach", "softirq", explain(-err));
+    out->attached_ = true;
     return out;
 }
 
 SoftirqAccounting::~SoftirqAccounting() { softirq_bpf__destroy(skel_); }
+
+void SoftirqAccounting::pause() {
+    if (!attached_) return;
+    softirq_bpf__detach(skel_);
+    attached_ = false;
+}
+
+Result<void> SoftirqAccounting::resume() {
+    if (attached_) return {};
+    const int ncpu = libbpf_num_possible_cpus();
+    if (ncpu <= 0) return fail(-ncpu, "bpf", "possible CPUs");
+    std::vector<std::uint64_t> zeros(static_cast<size_t>(ncpu), 0);
+    std::uint32_t zero = 0;
+    if (bpf_map__update_elem(skel_->maps.entered, &zero, sizeof zero, zeros.data(), zeros.size() * sizeof(std::uint64_t),
+                             BPF_ANY) != 0)
+        return fail(errno, "bpf map update", "entered");
+    if (int err = softirq_bpf__attach(skel_); err != 0) return fail(-err, "bpf attach", "softirq", explain(-err));
+    attached_ = true;
+    return {};
+}
 
 Result<std::map<unsigned, CpuSoftirq>> SoftirqAccounting::read() const {
     const int ncpu = libbpf_num_possible_cpus();

@@ -18,7 +18,9 @@ struct CpuSoftirq {
     std::uint64_t cpumapRuns = 0, cpumapPackets = 0;
 };
 
-enum class BpfAvailability { kAvailable, kNotSupported, kError };
+// paused: loaded, detached by the daemon while its per-softirq cost would be too high;
+// disabled: switched off in the daemon's config.
+enum class BpfAvailability { kAvailable, kNotSupported, kError, kPaused, kDisabled };
 const char* toString(BpfAvailability a);
 
 struct BpfProbe {
@@ -34,12 +36,20 @@ public:
     SoftirqAccounting(const SoftirqAccounting&) = delete;
     SoftirqAccounting& operator=(const SoftirqAccounting&) = delete;
 
-    // cpu -> totals since load.
+    // cpu -> totals since load (they do not grow while paused).
     Result<std::map<unsigned, CpuSoftirq>> read() const;
+
+    // Detach the programs (no cost per softirq; the maps and their totals stay) and attach them
+    // again. resume() clears the entry timestamps first, so a softirq that was running at pause()
+    // is not counted with the time the programs were away.
+    void pause();
+    Result<void> resume();
+    bool attached() const { return attached_; }
 
 private:
     explicit SoftirqAccounting(softirq_bpf* skel) : skel_(skel) {}
     softirq_bpf* skel_;
+    bool attached_ = false;
 };
 
 // available / not supported (no BTF, kernel without tp_btf) / error (permissions, verifier ...).

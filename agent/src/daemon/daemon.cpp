@@ -26,6 +26,7 @@
 #include "inventory/softnet.hpp"
 #include "metrics/metrics.hpp"
 #include "metrics/datapath_metrics.hpp"
+#include "bpf/governor.hpp"
 #include "planner/auto_steer.hpp"
 #include "inventory/dp_telemetry.hpp"
 #include "profile/daemon_config.hpp"
@@ -119,6 +120,8 @@ private:
     void stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
                   const std::map<unsigned, CpuSoftirq>* bpf);
     void reload();
+    void loadBpf();
+    void governBpf(const std::map<unsigned, std::uint64_t>& netRxCounts);
 
     DaemonConfig cfg_;
     Profile profile_;
@@ -129,7 +132,8 @@ private:
     Metrics& metrics_;
     JournalStore store_;
     UniqueFd driftTimer_, metricsTimer_;
-    std::unique_ptr<SoftirqAccounting> bpf_;  // null where BPF is not available
+    std::unique_ptr<SoftirqAccounting> bpf_;  // null where BPF is not available or switched off
+    std::unique_ptr<BpfGovernor> governor_;   // bpf_accounting: auto (a pointer: GCC 12 misreads an optional map)
     XdpSteering xdp_;
     std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
     DatapathMetrics datapaths_;
@@ -211,8 +215,11 @@ void Agent::sampleMetrics() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
+    if (bpf_ && governor_) governBpf(*netRx);
+    // Paused programs count nothing: their totals would make a short NET_RX time, so auto's
+    // samples fall back to /proc/stat for every interval that is not wholly attached.
     std::optional<std::map<unsigned, CpuSoftirq>> bpfNow;
-    if (bpf_) {
+    if (bpf_ && bpf_->attached()) {
         if (auto v = bpf_->read()) {
             metrics_.updateBpf(*v);
             bpfNow = std::move(*v);
@@ -221,6 +228,41 @@ void Agent::sampleMetrics() {
         }
     }
     if (profile_.steering.mode == SteeringMode::kAuto) stepAuto(*snap, *softnet, bpfNow ? &*bpfNow : nullptr);
+}
+
+void Agent::loadBpf() {
+    if (cfg_.bpfAccounting == BpfAccounting::kOff) {
+        metrics_.setBpfState("softirq", BpfAvailability::kDisabled);
+        LOG_N("BPF softirq accounting off (bpf_accounting: off); /proc/stat softirq time stands in");
+        return;
+    }
+    // Exact softirq accounting where BPF is available; said once, and every other metric works without it.
+    if (auto acc = SoftirqAccounting::load()) {
+        bpf_ = std::move(*acc);
+        metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
+        if (cfg_.bpfAccounting == BpfAccounting::kAuto) governor_ = std::make_unique<BpfGovernor>(static_cast<double>(cfg_.bpfMaxSoftirqRate));
+    } else {
+        const bool unsupported = acc.error().code == ENOTSUP;
+        metrics_.setBpfState("softirq", unsupported ? BpfAvailability::kNotSupported : BpfAvailability::kError);
+        LOG_W("BPF softirq accounting unavailable, other metrics unaffected: " + acc.error().message());
+    }
+}
+
+void Agent::governBpf(const std::map<unsigned, std::uint64_t>& netRxCounts) {
+    const double at = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+    const GovernorStep g = governor_->step(at, netRxCounts, bpf_->attached());
+    if (g.action == GovernorStep::Action::kPause) {
+        bpf_->pause();
+        metrics_.setBpfState("softirq", BpfAvailability::kPaused);
+        LOG_N("BPF softirq accounting: " + g.detail);
+    } else if (g.action == GovernorStep::Action::kResume) {
+        if (auto ok = bpf_->resume(); !ok) {
+            LOG_W("BPF softirq accounting stays paused: " + ok.error().message());
+            return;
+        }
+        metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
+        LOG_N("BPF softirq accounting: " + g.detail);
+    }
 }
 
 void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
@@ -279,6 +321,20 @@ void Agent::reload() {
         LOG_W("state_dir/run_dir changes take effect at the next start");
     next->config.stateDir = cfg_.stateDir;
     next->config.runDir = cfg_.runDir;
+    const bool wasOff = cfg_.bpfAccounting == BpfAccounting::kOff, isOff = next->config.bpfAccounting == BpfAccounting::kOff;
+    if (wasOff != isOff) {
+        LOG_W("bpf_accounting: off/on changes take effect at the next start");
+        next->config.bpfAccounting = cfg_.bpfAccounting;
+    } else if (bpf_) {
+        // auto <-> on, or a new rate: the governor starts over; `on` attaches paused programs.
+        governor_.reset();
+        if (next->config.bpfAccounting == BpfAccounting::kAuto) {
+            governor_ = std::make_unique<BpfGovernor>(static_cast<double>(next->config.bpfMaxSoftirqRate));
+        } else if (!bpf_->attached()) {
+            if (auto ok = bpf_->resume()) metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
+            else LOG_W("BPF softirq accounting stays paused: " + ok.error().message());
+        }
+    }
     cfg_ = std::move(next->config);
     profile_ = std::move(next->profile);
     if (profile_.steering.mode == SteeringMode::kAuto) {
@@ -330,15 +386,7 @@ int Agent::run() {
     watch(*uevents);
     if (watchdog) watch(*watchdog);
 
-    // Exact softirq accounting where BPF is available; said once, and every other metric works without it.
-    if (auto acc = SoftirqAccounting::load()) {
-        bpf_ = std::move(*acc);
-        metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
-    } else {
-        const bool unsupported = acc.error().code == ENOTSUP;
-        metrics_.setBpfState("softirq", unsupported ? BpfAvailability::kNotSupported : BpfAvailability::kError);
-        LOG_W("BPF softirq accounting unavailable, other metrics unaffected: " + acc.error().message());
-    }
+    loadBpf();
     reconcile(Why::kStart);
     sampleMetrics();
     sd_notify(0, ("READY=1\nSTATUS=keeping profile " + profile_.name + " applied").c_str());

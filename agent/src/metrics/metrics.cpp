@@ -226,7 +226,8 @@ void Metrics::updateBpf(const std::map<unsigned, CpuSoftirq>& perCpu) {
 }
 
 void Metrics::setBpfState(const std::string& program, BpfAvailability state) {
-    for (auto s : {BpfAvailability::kAvailable, BpfAvailability::kNotSupported, BpfAvailability::kError})
+    for (auto s : {BpfAvailability::kAvailable, BpfAvailability::kNotSupported, BpfAvailability::kError,
+                   BpfAvailability::kPaused, BpfAvailability::kDisabled})
         bpfInfo_.Add({{"program", program}, {"state", toString(s)}}).Set(s == state ? 1 : 0);
 }
 

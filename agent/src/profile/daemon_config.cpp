@@ -42,7 +42,8 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         YAML::Node root = YAML::Load(text);
         if (root.IsNull()) return c;
         yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",
-                                        "state_dir", "run_dir", "bpf_dir", "http_threads", "datapaths"});
+                                        "state_dir", "run_dir", "bpf_dir", "http_threads", "datapaths", "bpf_accounting",
+                                        "bpf_max_softirq_rate"});
         if (auto n = root["profile"]) c.profile = scalar(n, "profile");
         if (auto n = root["interfaces"]) {
             if (!n.IsSequence()) bad(n, "interfaces", "expected a list of interface names");
@@ -72,6 +73,21 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         if (auto n = root["state_dir"]) c.stateDir = scalar(n, "state_dir");
         if (auto n = root["run_dir"]) c.runDir = scalar(n, "run_dir");
         if (auto n = root["bpf_dir"]) c.bpfDir = scalar(n, "bpf_dir");
+        if (auto n = root["bpf_accounting"]) {
+            auto v = scalar(n, "bpf_accounting");
+            if (v == "auto") c.bpfAccounting = BpfAccounting::kAuto;
+            else if (v == "on") c.bpfAccounting = BpfAccounting::kOn;
+            else if (v == "off") c.bpfAccounting = BpfAccounting::kOff;
+            else bad(n, "bpf_accounting", "expected auto, on or off, got '" + v + "'");
+        }
+        if (auto n = root["bpf_max_softirq_rate"]) {
+            auto s = scalar(n, "bpf_max_softirq_rate");
+            std::uint64_t v = 0;
+            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+            if (ec != std::errc() || p != s.data() + s.size() || v < 100 || v > 100000000)
+                bad(n, "bpf_max_softirq_rate", "expected NET_RX softirqs per second from 100 to 100000000, got '" + s + "'");
+            c.bpfMaxSoftirqRate = v;
+        }
         if (auto n = root["datapaths"]) {
             if (!n.IsSequence()) bad(n, "datapaths", "expected a list of telemetry socket paths (may be empty)");
             c.datapaths.clear();

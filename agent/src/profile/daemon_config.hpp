@@ -2,12 +2,17 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/result.hpp"
 
 namespace rxtune {
+
+// BPF softirq accounting: auto = on, paused while a CPU's NET_RX softirq rate is above
+// bpfMaxSoftirqRate (its cost would show); on = always; off = not loaded.
+enum class BpfAccounting { kAuto, kOn, kOff };
 
 struct DaemonConfig {
     std::string file;  // where it came from; empty for defaults
@@ -20,6 +25,8 @@ struct DaemonConfig {
     std::string stateDir = "/var/lib/rxtune";
     std::string runDir = "/run/rxtune";
     std::string bpfDir = "/sys/fs/bpf/rxtune";
+    BpfAccounting bpfAccounting = BpfAccounting::kAuto;
+    std::uint64_t bpfMaxSoftirqRate = 100000;
     unsigned httpThreads = 8;
     // rxtune-dp telemetry sockets to export as rxtune_datapath_* (an absent one shows up = 0).
     std::vector<std::string> datapaths = {"/var/run/dpdk/rxtune-dp/dpdk_telemetry.v2"};

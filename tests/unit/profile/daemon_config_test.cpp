@@ -22,6 +22,12 @@ TEST_CASE("daemon config defaults and values", "[config]") {
     CHECK(c.metricsInterval == 2s);
     CHECK(c.revertOnStop);
     CHECK(c.httpThreads == 4);
+    CHECK(d.bpfAccounting == BpfAccounting::kAuto);
+    CHECK(d.bpfMaxSoftirqRate == 100000);
+    auto b = parseDaemonConfig("bpf_accounting: off\nbpf_max_softirq_rate: 5000\n", "c.yaml").value();
+    CHECK(b.bpfAccounting == BpfAccounting::kOff);
+    CHECK(b.bpfMaxSoftirqRate == 5000);
+    CHECK(parseDaemonConfig("bpf_accounting: on\n", "c.yaml").value().bpfAccounting == BpfAccounting::kOn);
 }
 
 TEST_CASE("daemon config errors are located", "[config]") {
@@ -34,6 +40,8 @@ TEST_CASE("daemon config errors are located", "[config]") {
     CHECK(err("listen: nowhere\n").find("c.yaml:1:9: listen") == 0);
     CHECK(err("interfaces: [a/b]\n").find("c.yaml:1:14: interfaces") == 0);
     CHECK(err("interfaces: eth0\n").find("expected a list") != std::string::npos);
+    CHECK(err("bpf_accounting: sometimes\n") == "c.yaml:1:17: bpf_accounting: expected auto, on or off, got 'sometimes'");
+    CHECK(err("bpf_max_softirq_rate: 10\n").find("c.yaml:1:23: bpf_max_softirq_rate: expected NET_RX softirqs per second") == 0);
     CHECK(err("http_threads: 1000\n").find("from 2 to 64") != std::string::npos);
     CHECK(err("profile: [x\n").find("malformed YAML") != std::string::npos);
     CHECK(err("- a\n- b\n").find("expected a mapping") != std::string::npos);
