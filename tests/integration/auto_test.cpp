@@ -39,10 +39,14 @@ struct AutoLab {
                                        << (tmp.path / "run").string() << "\nbpf_dir: " << (tmp.path / "bpffs" / "rxtune").string()
                                        << "\ndatapaths: []\non_stop: revert\n" << extra;
     }
+    // worse_margin 50 %: what RPS gains on this flood is up to the VM (measured from -21 % to +23 %
+    // on the 2-core CI machine), so the test checks the mechanics (enable, judge, keep or undo,
+    // state, metrics) and leaves the judgement of small differences to the unit tests; a change
+    // that halves what gets through (the busy loop below) is still undone.
     void writeProfile(const std::string& share) const {
         std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
                                                  "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
-                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 2, window: 2s, backoff: 10m}\n";
+                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, worse_margin: 50%, sustain: 2, window: 2s, backoff: 10m}\n";
     }
     ~AutoLab() { run({"umount", (tmp.path / "bpffs").string()}); }
     std::string metrics() const { return receiver.exec({"curl", "-s", "--max-time", "2", "http://127.0.0.1:19875/metrics"}).out; }
