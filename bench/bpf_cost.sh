@@ -12,29 +12,13 @@ cd "$(dirname "$0")/.."
 T=${1:-5}
 ROUNDS=${2:-4}
 BIN=${RXTUNE_BIN:-build/agent/rxtune}
-FLOOD=build/bench/udp_flood
-A=rxt-ca-$$ B=rxt-cb-$$
-WORK=$(mktemp -d)
-DAEMON=
-cleanup() {
-  if [ -n "$DAEMON" ]; then kill "$DAEMON" 2>/dev/null || true; wait "$DAEMON" 2>/dev/null || true; fi
-  ip netns del "$A" 2>/dev/null || true; ip netns del "$B" 2>/dev/null || true
-  umount "$WORK/bpffs" 2>/dev/null || true; rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-[ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs"; exit 1; }
-ip netns add "$A"; ip netns add "$B"
-ip -n "$A" link add fa type veth peer name fb netns "$B"
-ip -n "$A" addr add 10.234.0.1/24 dev fa; ip -n "$B" addr add 10.234.0.2/24 dev fb
-ip -n "$A" link set fa up; ip -n "$B" link set fb up; ip -n "$B" link set lo up
-mkdir -p "$WORK/bpffs"; mount -t bpf bpf "$WORK/bpffs"
+NET=10.234.0
+. bench/veth_flood_lab.sh
 printf "match:\n  interfaces: [fb]\n  virtual: include\nsteering:\n  mode: auto\n  xps: false\n  default_mask: false\n  auto: {rx_share: 100%%}\n" > "$WORK/p.yaml"
 for mode in on auto off; do
   printf "profile: %s\nlisten: 127.0.0.1:19897\nmetrics_interval: 1s\non_stop: revert\ndatapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\nbpf_accounting: %s\n" \
     "$WORK/p.yaml" "$WORK/s" "$WORK/r" "$WORK/bpffs/x" "$mode" > "$WORK/$mode.yaml"
 done
-noports() { ip netns exec "$B" awk '/^Udp:/ { if (h) { print $3; exit } h = 1 }' /proc/net/snmp; }
-softirq0() { awk '/^cpu0 / {print $8}' /proc/stat; }
 one() {
   local mode=$1
   if [ "$mode" != none ]; then
@@ -44,7 +28,7 @@ one() {
   sleep 2
   local n0 n1 s0 s1
   n0=$(noports); s0=$(softirq0)
-  ip netns exec "$A" taskset -c 0 "$FLOOD" send 10.234.0.2 9000 "$T" 64 > /dev/null
+  ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$T" 64 > /dev/null
   n1=$(noports); s1=$(softirq0)
   if [ -n "$DAEMON" ]; then kill -TERM "$DAEMON"; wait "$DAEMON" || true; DAEMON=; fi
   echo "$mode $(( (n1 - n0) / T )) $(( (s1 - s0) * 100 / $(getconf CLK_TCK) / T ))"

@@ -15,22 +15,8 @@ T=${1:-5}
 SCENARIOS=${2:-busy idle}
 WARMUP=${AUTO_WARMUP:-25}   # seconds of flood before auto is measured: 3 samples, then the 15 s trial window
 BIN=${RXTUNE_BIN:-build/agent/rxtune}
-FLOOD=build/bench/udp_flood
-A=rxt-sa-$$ B=rxt-sb-$$
-WORK=$(mktemp -d)
-DAEMON=
-cleanup() {
-  [ -n "$DAEMON" ] && kill "$DAEMON" 2>/dev/null && wait "$DAEMON" 2>/dev/null
-  ip netns del "$A" 2>/dev/null || true; ip netns del "$B" 2>/dev/null || true
-  umount "$WORK/bpffs" 2>/dev/null || true; [ -n "${KEEP:-}" ] && cp "$WORK"/*.log /tmp/ 2>/dev/null; rm -rf "$WORK"
-}
-trap cleanup EXIT INT TERM
-[ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs"; exit 1; }
-ip netns add "$A"; ip netns add "$B"
-ip -n "$A" link add fa type veth peer name fb netns "$B"
-ip -n "$A" addr add 10.233.0.1/24 dev fa; ip -n "$B" addr add 10.233.0.2/24 dev fb
-ip -n "$A" link set fa up; ip -n "$B" link set fb up; ip -n "$B" link set lo up
-mkdir -p "$WORK/bpffs"; mount -t bpf bpf "$WORK/bpffs"
+NET=10.233.0
+. bench/veth_flood_lab.sh
 args=(--state-dir "$WORK/state" --run-dir "$WORK/run" --bpf-dir "$WORK/bpffs/rxtune")
 head="match:\n  interfaces: [fb]\n  virtual: include\nsteering:\n"
 printf "$head  mode: rps\n  cpus: '1'\n  xps: false\n" > "$WORK/rps.yaml"
@@ -40,18 +26,16 @@ printf "$head  mode: auto\n  xps: false\n  default_mask: false\n" > "$WORK/auto.
 printf "profile: %s\nlisten: 127.0.0.1:19898\nmetrics_interval: 1s\non_stop: revert\ndatapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" \
   "$WORK/auto.yaml" "$WORK/dstate" "$WORK/drun" "$WORK/bpffs/rxtune-d" > "$WORK/daemon.yaml"
 
-softirq0() { awk '/^cpu0 / {print $8}' /proc/stat; }   # softirq ticks of CPU 0
 drops() { local s=0 a b rest; while read -r a b rest; do s=$((s + 16#$b)); done < /proc/net/softnet_stat; echo $s; }
-noports() { ip netns exec "$B" awk '/^Udp:/ { if (h) { print $3; exit } h = 1 }' /proc/net/snmp; }
 measure() {
   local scen=$1 mode=$2 s0 s1 d0 d1 n0 n1 sent got sink=
   s0=$(softirq0); d0=$(drops); n0=$(noports)
   if [ "$scen" = busy ]; then
-    ip netns exec "$B" taskset -c 1 "$FLOOD" sink 10.233.0.2 9000 $((T + 1)) > "$WORK/got" &
+    ip netns exec "$B" taskset -c 1 "$FLOOD" sink $NET.2 9000 $((T + 1)) > "$WORK/got" &
     sink=$!
     sleep 0.3
   fi
-  sent=$(ip netns exec "$A" taskset -c 0 "$FLOOD" send 10.233.0.2 9000 "$T" 64)
+  sent=$(ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$T" 64)
   if [ -n "$sink" ]; then wait $sink; got=$(cat "$WORK/got"); else n1=$(noports); got=$((n1 - n0)); fi
   s1=$(softirq0); d1=$(drops)
   awk -v s="$scen" -v m="$mode" -v sent="$sent" -v got="$got" -v t="$T" -v st=$((s1 - s0)) -v hz="$(getconf CLK_TCK)" -v dr=$((d1 - d0)) \
@@ -65,10 +49,10 @@ auto_measure() {
   # Load to decide on (the same flood, and the sink in the busy scenario), then the measured run.
   local sink=
   if [ "$scen" = busy ]; then
-    ip netns exec "$B" taskset -c 1 "$FLOOD" sink 10.233.0.2 9000 $((WARMUP + 1)) > /dev/null &
+    ip netns exec "$B" taskset -c 1 "$FLOOD" sink $NET.2 9000 $((WARMUP + 1)) > /dev/null &
     sink=$!
   fi
-  ip netns exec "$A" taskset -c 0 "$FLOOD" send 10.233.0.2 9000 "$WARMUP" 64 > /dev/null
+  ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$WARMUP" 64 > /dev/null
   [ -z "$sink" ] || wait "$sink"
   local mask; mask=$(ip netns exec "$B" cat /sys/class/net/fb/queues/rx-0/rps_cpus)
   measure "$scen" "auto"

@@ -21,12 +21,7 @@ using yamlcfg::requireKeys;
 using yamlcfg::scalar;
 
 unsigned number(const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
-    const std::string s = scalar(n, key);
-    unsigned v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi)
-        bad(n, key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + s + "'");
-    return v;
+    return yamlcfg::integer<unsigned>(n, key, lo, hi);
 }
 
 bool boolean(const YAML::Node& n, const std::string& key) {

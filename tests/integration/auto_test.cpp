@@ -6,15 +6,14 @@
 #include <sched.h>
 
 #include <chrono>
-#include <cctype>
 #include <fstream>
-#include <map>
 #include <sstream>
-#include <regex>
 
+#include "inventory/softnet.hpp"
 #include "support.hpp"
 
 using namespace rxtune::itest;
+using rxtune::parseProcStat;
 using namespace std::chrono_literals;
 
 namespace {
@@ -60,41 +59,23 @@ struct AutoLab {
     }
 };
 
-bool hasSeries(const std::string& metrics, const std::string& series) {
-    auto p = metrics.find("\n" + series + " ");
-    return p != std::string::npos && std::stod(metrics.substr(p + series.size() + 2)) >= 1;
-}
+bool hasSeries(const std::string& metrics, const std::string& series) { return sample(metrics, series) >= 1; }
 
 bool steered(const std::string& mask) { return mask.find_first_not_of("0,\n") != std::string::npos; }
 
 // What the CPUs did over one second and who ran there: printed when a decision is not the expected
 // one, so a failure says whether the host (not the daemon) left no spare CPU.
 std::string cpuPicture() {
-    auto busy = [] {
-        std::ifstream in("/proc/stat");
-        std::map<std::string, std::pair<double, double>> out;  // cpuN -> (busy, total)
-        std::string line;
-        while (std::getline(in, line)) {
-            if (line.rfind("cpu", 0) != 0 || line.size() < 4 || !std::isdigit(static_cast<unsigned char>(line[3]))) continue;
-            std::istringstream ls(line);
-            std::string name;
-            double v[8] = {};
-            ls >> name;
-            for (double& x : v) ls >> x;
-            double total = 0;
-            for (double x : v) total += x;
-            out[name] = {total - v[3] - v[4], total};
-        }
-        return out;
-    };
-    auto a = busy();
+    auto jiffies = [] { return parseProcStat(slurp("/proc/stat")).value(); };
+    const auto a = jiffies();
     std::this_thread::sleep_for(std::chrono::seconds(1));
-    auto b = busy();
+    const auto b = jiffies();
     std::ostringstream os;
     os << "busy over 1 s:";
-    for (const auto& [cpu, v] : b) {
-        const double dt = v.second - a[cpu].second;
-        os << " " << cpu << " " << (dt > 0 ? 100 * (v.first - a[cpu].first) / dt : 0) << "%";
+    for (const auto& [cpu, j] : b) {
+        if (!a.count(cpu)) continue;
+        const double dt = static_cast<double>(j.total - a.at(cpu).total);
+        os << " cpu" << cpu << " " << (dt > 0 ? 100 * static_cast<double>(j.busy - a.at(cpu).busy) / dt : 0) << "%";
     }
     os << "\n" << run({"ps", "-eo", "psr,pcpu,pid,comm", "--sort=-pcpu"}).out.substr(0, 600);
     return os.str();
@@ -200,11 +181,9 @@ TEST_CASE("BPF accounting pauses while a CPU runs more NET_RX softirqs than bpf_
         // While paused the BPF totals stand still.
         const std::string before = lab.metrics();
         std::this_thread::sleep_for(1s);
-        auto netRx = [](const std::string& m) {
-            auto p = m.find("rxtune_softirq_net_rx_seconds_total{cpu=\"0\"} ");
-            return p == std::string::npos ? -1.0 : std::stod(m.substr(m.find("} ", p) + 2));
-        };
-        CHECK(netRx(lab.metrics()) == netRx(before));
+        const std::string netRx0 = "rxtune_softirq_net_rx_seconds_total{cpu=\"0\"}";
+        REQUIRE(sample(before, netRx0) > 0);  // the flood's first interval, counted before the pause
+        CHECK(sample(lab.metrics(), netRx0) == sample(before, netRx0));
         flood->signal(SIGKILL);
         const bool resumed = eventually([&] { return daemon.log().find("resumed") != std::string::npos; }, 15s, 200ms);
         INFO(daemon.log());

@@ -64,14 +64,6 @@ private:
 };
 
 // The value of the first sample of `name` (with labels) in a scrape, or -1.
-double sample(const std::string& scrape, const std::string& series) {
-    std::istringstream in(scrape);
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
-    return -1;
-}
-
 bool Daemon::ready() const { return sample(metrics(), "rxtune_last_apply_timestamp_seconds") > 0; }
 
 std::string rps(const NetNs& ns, const std::string& dev, int q) {

@@ -170,9 +170,9 @@ inline std::string slurp(const std::filesystem::path& p) {
     return ss.str();
 }
 
-// Waits for a condition the code under test must bring about; the deadline is generous, not a timing claim.
-// Polls `cond` every `every` until it holds or `deadline` passes. A condition that spawns processes
-// (ip netns exec, curl) costs CPU: tests that measure CPU load poll slowly.
+// Waits for a condition the code under test must bring about; the deadline is generous, not a timing
+// claim. Polls every `every`: a condition that spawns processes (ip netns exec, curl) costs CPU, so
+// tests that measure CPU load poll slowly.
 inline bool eventually(const std::function<bool()>& cond, std::chrono::milliseconds deadline = std::chrono::seconds(20),
                        std::chrono::milliseconds every = std::chrono::milliseconds(50)) {
     auto end = std::chrono::steady_clock::now() + deadline;
@@ -243,6 +243,15 @@ struct TempDir {
     TempDir(const TempDir&) = delete;
     TempDir& operator=(const TempDir&) = delete;
 };
+
+// The value of one series (name and labels exactly as exposed) in a Prometheus scrape; -1 if absent.
+inline double sample(const std::string& scrape, const std::string& series) {
+    std::istringstream in(scrape);
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind(series + " ", 0) == 0) return std::stod(line.substr(series.size() + 1));
+    return -1;
+}
 
 inline std::string rxtuneBin() {
     const char* b = std::getenv("RXTUNE_BIN");

@@ -1,18 +1,8 @@
 #include "bpf/governor.hpp"
 
-#include <cstdio>
+#include "core/text.hpp"
 
 namespace rxtune {
-
-namespace {
-
-std::string number(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-    return buf;
-}
-
-}  // namespace
 
 GovernorStep BpfGovernor::step(double at, const std::map<unsigned, std::uint64_t>& counts, bool attached) {
     GovernorStep g;
@@ -32,12 +22,12 @@ GovernorStep BpfGovernor::step(double at, const std::map<unsigned, std::uint64_t
     last_ = counts;
     lastAt_ = at;
     if (first) return g;
-    const std::string where = "CPU " + std::to_string(g.cpu) + " runs " + number(g.rate) + " NET_RX softirqs/s";
+    const std::string where = "CPU " + std::to_string(g.cpu) + " runs " + rounded(g.rate) + " NET_RX softirqs/s";
     if (attached) {
         quiet_ = 0;
         if (g.rate > maxRate_) {
             g.action = GovernorStep::Action::kPause;
-            g.detail = where + ", above bpf_max_softirq_rate " + number(maxRate_) +
+            g.detail = where + ", above bpf_max_softirq_rate " + rounded(maxRate_) +
                        ": per-softirq accounting would cost that CPU throughput; paused, /proc/stat softirq time stands in";
         }
         return g;
@@ -49,7 +39,7 @@ GovernorStep BpfGovernor::step(double at, const std::map<unsigned, std::uint64_t
     if (++quiet_ >= calm_) {
         quiet_ = 0;
         g.action = GovernorStep::Action::kResume;
-        g.detail = where + " (at most " + number(maxRate_ / 2) + " for " + std::to_string(calm_) + " samples): resumed";
+        g.detail = where + " (at most " + rounded(maxRate_ / 2) + " for " + std::to_string(calm_) + " samples): resumed";
     }
     return g;
 }

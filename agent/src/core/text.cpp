@@ -1,5 +1,7 @@
 #include "core/text.hpp"
 
+#include <cstdio>
+
 namespace rxtune {
 
 namespace {
@@ -70,6 +72,12 @@ std::string unescapeMount(std::string_view s) {
 bool parseSigned(std::string_view s, std::int64_t& out) {
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
     return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+std::string rounded(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+    return buf;
 }
 
 }  // namespace rxtune

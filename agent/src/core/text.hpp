@@ -15,6 +15,7 @@ std::vector<std::string> splitFields(std::string_view s);       // on any whites
 std::vector<std::string> splitOn(std::string_view s, char sep);  // keeps empty parts
 std::string joinFields(std::string_view s);                     // "a\tb  c\n" -> "a b c"
 std::string unescapeMount(std::string_view s);                  // "\040" -> " " as in mountinfo
+std::string rounded(double v);                                  // 752000.4 -> "752000" (for log lines)
 
 template <class T>
 bool parseUnsigned(std::string_view s, T& out) {

@@ -121,6 +121,7 @@ private:
                   const std::map<unsigned, CpuSoftirq>* bpf);
     void reload();
     void loadBpf();
+    void setGovernor();  // from cfg_: a fresh governor for bpf_accounting: auto, none otherwise
     void governBpf(const std::map<unsigned, std::uint64_t>& netRxCounts);
 
     DaemonConfig cfg_;
@@ -215,9 +216,9 @@ void Agent::sampleMetrics() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
-    if (bpf_ && governor_) governBpf(*netRx);
-    // Paused programs count nothing: their totals would make a short NET_RX time, so auto's
-    // samples fall back to /proc/stat for every interval that is not wholly attached.
+    // Read only while attached, and before the governor acts: the interval that ends now was wholly
+    // attached. Paused programs count nothing, so two readings in a row always span attached time,
+    // and auto's samples fall back to /proc/stat for any interval that is not.
     std::optional<std::map<unsigned, CpuSoftirq>> bpfNow;
     if (bpf_ && bpf_->attached()) {
         if (auto v = bpf_->read()) {
@@ -227,6 +228,7 @@ void Agent::sampleMetrics() {
             LOG_W("metrics: " + v.error().message());
         }
     }
+    if (bpf_ && governor_) governBpf(*netRx);
     if (profile_.steering.mode == SteeringMode::kAuto) stepAuto(*snap, *softnet, bpfNow ? &*bpfNow : nullptr);
 }
 
@@ -240,12 +242,18 @@ void Agent::loadBpf() {
     if (auto acc = SoftirqAccounting::load()) {
         bpf_ = std::move(*acc);
         metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
-        if (cfg_.bpfAccounting == BpfAccounting::kAuto) governor_ = std::make_unique<BpfGovernor>(static_cast<double>(cfg_.bpfMaxSoftirqRate));
+        setGovernor();
     } else {
         const bool unsupported = acc.error().code == ENOTSUP;
         metrics_.setBpfState("softirq", unsupported ? BpfAvailability::kNotSupported : BpfAvailability::kError);
         LOG_W("BPF softirq accounting unavailable, other metrics unaffected: " + acc.error().message());
     }
+}
+
+void Agent::setGovernor() {
+    governor_ = cfg_.bpfAccounting == BpfAccounting::kAuto
+                    ? std::make_unique<BpfGovernor>(static_cast<double>(cfg_.bpfMaxSoftirqRate))
+                    : nullptr;
 }
 
 void Agent::governBpf(const std::map<unsigned, std::uint64_t>& netRxCounts) {
@@ -325,17 +333,18 @@ void Agent::reload() {
     if (wasOff != isOff) {
         LOG_W("bpf_accounting: off/on changes take effect at the next start");
         next->config.bpfAccounting = cfg_.bpfAccounting;
-    } else if (bpf_) {
+    }
+    const bool bpfChanged = next->config.bpfAccounting != cfg_.bpfAccounting ||
+                            next->config.bpfMaxSoftirqRate != cfg_.bpfMaxSoftirqRate;
+    cfg_ = std::move(next->config);
+    if (bpf_ && bpfChanged) {
         // auto <-> on, or a new rate: the governor starts over; `on` attaches paused programs.
-        governor_.reset();
-        if (next->config.bpfAccounting == BpfAccounting::kAuto) {
-            governor_ = std::make_unique<BpfGovernor>(static_cast<double>(next->config.bpfMaxSoftirqRate));
-        } else if (!bpf_->attached()) {
+        setGovernor();
+        if (!governor_ && !bpf_->attached()) {
             if (auto ok = bpf_->resume()) metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
             else LOG_W("BPF softirq accounting stays paused: " + ok.error().message());
         }
     }
-    cfg_ = std::move(next->config);
     profile_ = std::move(next->profile);
     if (profile_.steering.mode == SteeringMode::kAuto) {
         // New thresholds apply from the next sample; what each machine decided stays.

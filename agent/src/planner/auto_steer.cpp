@@ -1,19 +1,16 @@
 #include "planner/auto_steer.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <vector>
+
+#include "core/text.hpp"
 
 namespace rxtune {
 
 namespace {
 
 std::string pct(double v) { return std::to_string(static_cast<int>(v * 100 + 0.5)) + "%"; }
-std::string pps(double v) {
-    char b[32];
-    std::snprintf(b, sizeof b, "%.0f", v);
-    return b;
-}
+std::string pps(double v) { return rounded(v); }
 
 }  // namespace
 
@@ -114,24 +111,21 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
         case AutoState::kBackoff:
             if (s.at < backoffUntil_) return d;
             state_ = AutoState::kOff;
-            hot_ = 0;
+            resetBaseline();
             d.decision = "retry";
             d.reason = "backoff_over";
             d.detail = "back-off over; measuring again";
             return d;
         case AutoState::kOff: {
             if (!saturated(rx)) {
-                hot_ = 0;
-                baselineSum_ = baselineDrops_ = 0;
-                baselineN_ = 0;
-                holding_ = false;
+                resetBaseline();
                 return d;
             }
-            ++hot_;
+            // The saturated samples in a row so far are the baseline a change is judged against.
             baselineSum_ += s.deliveredPps;
             baselineDrops_ += s.drops;
             ++baselineN_;
-            if (hot_ < t_.sustain) return d;
+            if (baselineN_ < t_.sustain) return d;
             Choice c = choose(s, rxCpu, candidates, rxSiblings);
             if (c.targets.empty()) {
                 if (!holding_) {  // said once per saturated spell, not every sample
@@ -144,6 +138,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             }
             baselinePps_ = mean(baselineSum_, baselineN_);
             baselineDropRate_ = mean(baselineDrops_, baselineN_);
+            resetBaseline();
             targets_ = c.targets;
             rxCpu_ = rxCpu;
             state_ = AutoState::kTrial;

@@ -89,14 +89,19 @@ private:
     }
     static constexpr double kSqueezesPerSecond = 10;
     static double mean(double sum, unsigned n) { return n ? sum / n : 0; }
+    void resetBaseline() {
+        baselineSum_ = baselineDrops_ = 0;
+        baselineN_ = 0;
+        holding_ = false;
+    }
 
     AutoThresholds t_;
     AutoState state_ = AutoState::kOff;
     CpuSet targets_;
     unsigned rxCpu_ = 0;
-    unsigned hot_ = 0, bad_ = 0;
+    unsigned bad_ = 0;
     double baselineSum_ = 0, baselineDrops_ = 0;
-    unsigned baselineN_ = 0;
+    unsigned baselineN_ = 0;  // saturated samples in a row (kOff)
     double baselinePps_ = 0, baselineDropRate_ = 0;  // before the change
     double trialStart_ = 0, trialSum_ = 0, trialDrops_ = 0;
     unsigned trialN_ = 0;

@@ -80,14 +80,8 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
             else if (v == "off") c.bpfAccounting = BpfAccounting::kOff;
             else bad(n, "bpf_accounting", "expected auto, on or off, got '" + v + "'");
         }
-        if (auto n = root["bpf_max_softirq_rate"]) {
-            auto s = scalar(n, "bpf_max_softirq_rate");
-            std::uint64_t v = 0;
-            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            if (ec != std::errc() || p != s.data() + s.size() || v < 100 || v > 100000000)
-                bad(n, "bpf_max_softirq_rate", "expected NET_RX softirqs per second from 100 to 100000000, got '" + s + "'");
-            c.bpfMaxSoftirqRate = v;
-        }
+        if (auto n = root["bpf_max_softirq_rate"])  // NET_RX softirqs per second on one CPU
+            c.bpfMaxSoftirqRate = yamlcfg::integer<std::uint64_t>(n, "bpf_max_softirq_rate", 100, 100000000);
         if (auto n = root["datapaths"]) {
             if (!n.IsSequence()) bad(n, "datapaths", "expected a list of telemetry socket paths (may be empty)");
             c.datapaths.clear();
@@ -98,14 +92,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
                 c.datapaths.push_back(path);
             }
         }
-        if (auto n = root["http_threads"]) {
-            auto s = scalar(n, "http_threads");
-            unsigned v = 0;
-            auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-            if (ec != std::errc() || p != s.data() + s.size() || v < 2 || v > 64)
-                bad(n, "http_threads", "expected an integer from 2 to 64, got '" + s + "'");
-            c.httpThreads = v;
-        }
+        if (auto n = root["http_threads"]) c.httpThreads = yamlcfg::integer<unsigned>(n, "http_threads", 2, 64);
     } catch (const yamlcfg::ConfigError& e) {
         return yamlcfg::located(file, e.mark, e.key, e.what);
     } catch (const YAML::Exception& e) {

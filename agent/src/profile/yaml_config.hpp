@@ -2,6 +2,7 @@
 // error thrown from deep in the parse and turned into `file:line:col: key: what` at the top.
 #pragma once
 
+#include <charconv>
 #include <set>
 #include <string>
 
@@ -23,6 +24,17 @@ struct ConfigError {
 inline std::string scalar(const YAML::Node& n, const std::string& key) {
     if (!n.IsScalar()) bad(n, key, "expected a string");
     return n.Scalar();
+}
+
+// An integer from lo to hi (both included); anything else is a located error naming the range.
+template <class T>
+T integer(const YAML::Node& n, const std::string& key, T lo, T hi) {
+    const std::string s = scalar(n, key);
+    T v{};
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi)
+        bad(n, key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + s + "'");
+    return v;
 }
 
 // Every key of the mapping n must be one of `keys`; the error lists them.

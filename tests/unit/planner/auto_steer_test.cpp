@@ -123,6 +123,11 @@ TEST_CASE("auto: a change that made things worse is undone, held off, then retri
     auto r = a.step(sample(74, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly);
     CHECK(r.decision == "retry");
     CHECK(a.state() == AutoState::kOff);
+    // The next attempt's "before" is measured afresh: only samples after the retry count.
+    for (int i = 75; i <= 76; ++i) CHECK(a.step(sample(i, 80000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly).decision.empty());
+    auto again = a.step(sample(77, 80000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly);
+    CHECK(again.decision == "enable");
+    CHECK(again.detail.find("before: 80000 packets/s") != std::string::npos);
 }
 
 TEST_CASE("auto: more drops with more delivered is kept (a deeper queue, not a loss)", "[auto]") {
