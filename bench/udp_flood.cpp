@@ -1,23 +1,90 @@
-// A UDP flood and sink for the steering benchmark: `send DST PORT SECONDS FLOWS` sends 64-byte
-// datagrams with sendmmsg from FLOWS source ports; `sink ADDR PORT SECONDS` counts what arrives.
+// A UDP flood and sink for the steering benchmark and tests: `send DST PORT SECONDS FLOWS` sends
+// 64-byte datagrams with sendmmsg from FLOWS source ports; `sink ADDR PORT SECONDS` counts what
+// arrives; `hold ADDR PORT SECONDS` binds and never reads (a starved application); `tap IFNAME SRC
+// DST PORT COUNT` writes COUNT Ethernet/IPv4/UDP frames into the existing tap IFNAME, as a wire would.
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+namespace {
+
+std::uint16_t ipChecksum(const unsigned char* h, size_t len) {
+    std::uint32_t sum = 0;
+    for (size_t i = 0; i + 1 < len; i += 2) sum += static_cast<std::uint32_t>(h[i] << 8 | h[i + 1]);
+    while (sum >> 16) sum = (sum & 0xffff) + (sum >> 16);
+    return static_cast<std::uint16_t>(~sum);
+}
+
+int tapSend(const char* ifname, const char* src, const char* dst, int port, long count) {
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    ifreq ifr{};
+    std::snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifname);
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+    if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) != 0) {
+        std::perror("tap attach");
+        return 1;
+    }
+    ifreq hw{};
+    std::snprintf(hw.ifr_name, IFNAMSIZ, "%s", ifname);
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    if (ioctl(s, SIOCGIFHWADDR, &hw) != 0) {
+        std::perror("SIOCGIFHWADDR");
+        return 1;
+    }
+    unsigned char f[14 + 20 + 8 + 18] = {};
+    std::memcpy(f, hw.ifr_hwaddr.sa_data, 6);                        // to the tap's own MAC
+    const unsigned char from[6] = {0x02, 0, 0, 0, 0, 0x01};
+    std::memcpy(f + 6, from, 6);
+    f[12] = 0x08;                                                     // IPv4
+    unsigned char* ip = f + 14;
+    ip[0] = 0x45;
+    ip[3] = 20 + 8 + 18;                                              // total length
+    ip[8] = 64;                                                       // TTL
+    ip[9] = 17;                                                       // UDP
+    inet_pton(AF_INET, src, ip + 12);
+    inet_pton(AF_INET, dst, ip + 16);
+    const std::uint16_t c = ipChecksum(ip, 20);
+    ip[10] = static_cast<unsigned char>(c >> 8);
+    ip[11] = static_cast<unsigned char>(c);
+    unsigned char* udp = ip + 20;
+    udp[0] = 0x9c;  // source port 40000
+    udp[1] = 0x40;
+    udp[2] = static_cast<unsigned char>(port >> 8);
+    udp[3] = static_cast<unsigned char>(port);
+    udp[5] = 8 + 18;                                                  // length; checksum 0: none (IPv4)
+    long sent = 0;
+    for (; sent < count; ++sent)
+        if (write(fd, f, sizeof f) != static_cast<ssize_t>(sizeof f)) break;
+    std::printf("%ld\n", sent);
+    return sent == count ? 0 : 1;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: udp_flood send DST PORT SECONDS FLOWS | sink ADDR PORT SECONDS\n");
+        std::fprintf(stderr, "usage: udp_flood send DST PORT SECONDS FLOWS | sink ADDR PORT SECONDS | hold ADDR PORT SECONDS"
+                             " | tap IFNAME SRC DST PORT COUNT\n");
         return 2;
     }
     const std::string mode = argv[1];
+    if (mode == "tap") {
+        if (argc < 7) return 2;
+        return tapSend(argv[2], argv[3], argv[4], std::atoi(argv[5]), std::atol(argv[6]));
+    }
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_port = htons(static_cast<uint16_t>(std::atoi(argv[3])));
@@ -46,6 +113,13 @@ int main(int argc, char** argv) {
             int n = sendmmsg(socks[f], msgs, kBatch, 0);
             if (n > 0) count += static_cast<unsigned long long>(n);
         }
+    } else if (mode == "hold") {
+        int s = socket(AF_INET, SOCK_DGRAM, 0);
+        if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+            std::perror("bind");
+            return 1;
+        }
+        while (std::chrono::steady_clock::now() < until) usleep(100000);
     } else {
         int s = socket(AF_INET, SOCK_DGRAM, 0);
         int big = 64 << 20;

@@ -24,3 +24,33 @@ mkdir -p "$WORK/bpffs"; mount -t bpf bpf "$WORK/bpffs"
 softirq0() { awk '/^cpu0 / {print $8}' /proc/stat; }   # softirq ticks of CPU 0
 # Datagrams that went through B's receive path to the UDP lookup and found no socket.
 noports() { ip netns exec "$B" awk '/^Udp:/ { if (h) { print $3; exit } h = 1 }' /proc/net/snmp; }
+
+# An expensive receive path on fb, as a gateway's is (firewall, conntrack, classifiers), torn down
+# again by recv_cost_off. $1: nft:N (conntrack plus N netfilter rules that every packet walks and
+# none matches, like a long linear firewall) or tc:N (N u32 classifiers on fb's ingress).
+recv_cost_on() {
+  local kind=${1%%:*} n=${1#*:} i
+  case $kind in
+    nft)
+      { echo "table inet rxbench {"
+        echo "  chain pre { type filter hook prerouting priority 0; ct state new,established,related counter; }"
+        echo "  chain in { type filter hook input priority 0;"
+        for i in $(seq 1 "$n"); do echo "    ip saddr 192.0.2.$((i % 250 + 1)) udp dport $((20000 + i)) drop"; done
+        echo "  }"
+        echo "}"; } > "$WORK/rules.nft"
+      ip netns exec "$B" nft -f "$WORK/rules.nft" ;;
+    tc)
+      ip netns exec "$B" tc qdisc add dev fb clsact
+      for i in $(seq 1 "$n"); do
+        echo "filter add dev fb ingress prio $i protocol ip u32 match ip dport $((20000 + i)) 0xffff flowid 1:1"
+      done > "$WORK/filters.tc"
+      ip netns exec "$B" tc -batch "$WORK/filters.tc" ;;
+    *) echo "unknown receive cost '$1' (nft:N or tc:N)" >&2; return 1 ;;
+  esac
+}
+recv_cost_off() {
+  case ${1%%:*} in
+    nft) ip netns exec "$B" nft delete table inet rxbench ;;
+    tc) ip netns exec "$B" tc qdisc del dev fb clsact ;;
+  esac
+}

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/text.hpp"
 #include "inventory/softnet.hpp"
 
 namespace rxtune {
@@ -25,6 +26,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     opts.explain = explain;
     if (autoIn) {
         opts.autoTargets = autoIn->targets;
+        opts.autoModes = autoIn->modes;
         opts.autoExplain = autoIn->explain;
     }
     Prepared out;
@@ -38,7 +40,12 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
         if (!snap) return failWith(snap.error());
         out.snapshot = std::move(*snap);
     }
-    if (profile.steering.mode == SteeringMode::kXdp) {
+    // mode auto may have XDP steering on a device, or have had it: the plan must see what is there.
+    const bool autoXdp = profile.steering.mode == SteeringMode::kAuto && xdp &&
+                         std::find(profile.steering.autoThresholds.candidates.begin(),
+                                   profile.steering.autoThresholds.candidates.end(),
+                                   SteeringMode::kXdp) != profile.steering.autoThresholds.candidates.end();
+    if (profile.steering.mode == SteeringMode::kXdp || autoXdp) {
         if (!xdp) return fail(ENOTSUP, "steering.mode", "xdp", "XDP steering is not available here");
         for (auto& n : out.snapshot.nics) {
             auto cur = xdp->current(n.name);
@@ -65,7 +72,8 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
     return {};
 }
 
-Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>* softnet) {
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>* softnet,
+                            const std::optional<StackCounters>* stack) {
     AutoRaw raw;
     raw.at = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
     auto stat = fs.read("proc/stat");
@@ -86,8 +94,32 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const 
         raw.softnetDrops += row.dropped;
         raw.squeezes[cpu] = row.timeSqueeze;
     }
-    for (const auto& n : snap.nics) raw.rxPackets[n.name] = n.stats.rxPackets;
+    for (const auto& n : snap.nics) {
+        raw.rxPackets[n.name] = n.stats.rxPackets;
+        if (rxCountedAfterBacklog(n)) raw.rxAfterBacklog.insert(n.name);
+    }
+    if (stack) {
+        raw.stack = *stack;
+    } else {
+        auto read = readStackCounters(fs);
+        if (!read) return failWith(read.error());
+        raw.stack = *read;
+    }
     return raw;
+}
+
+Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs) {
+    // procfs's net/ is the reader's network namespace; snmp6 is absent where IPv6 is off. Without
+    // snmp (a fixture tree) there is nothing to read and auto falls back to the device counters.
+    if (!fs.exists("proc/net/snmp")) return std::optional<StackCounters>();
+    auto snmp = fs.read("proc/net/snmp");
+    auto netstat = fs.exists("proc/net/netstat") ? fs.read("proc/net/netstat") : Result<std::string>(std::string());
+    auto snmp6 = fs.exists("proc/net/snmp6") ? fs.read("proc/net/snmp6") : Result<std::string>(std::string());
+    for (const auto* r : {&snmp, &netstat, &snmp6})
+        if (!*r) return failWith(r->error());
+    auto c = stackCounters(*snmp, *snmp6, *netstat);
+    if (!c) return failWith(c.error());
+    return std::optional<StackCounters>(*c);
 }
 
 Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const std::vector<std::string>& interfaces,
@@ -103,10 +135,25 @@ Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, co
         const AutoSample sample = autoSample(before, after, name);
         auto scope = autoScope(profile, snap.host, *nic, opts, sample);
         if (!scope) return failWith(scope.error());
-        auto c = AutoSteer(profile.steering.autoThresholds).choose(sample, scope->rxCpu, scope->candidates, scope->siblings);
+        const AutoThresholds& t = profile.steering.autoThresholds;
+        auto c = AutoSteer(t).choose(sample, scope->rxCpu, scope->candidates, scope->siblings);
         in.targets[name] = c.targets;
+        const SteeringMode first = t.candidates.empty() ? SteeringMode::kRps : t.candidates.front();
+        in.modes[name] = first;
         auto& lines = in.explain[name];
-        lines.push_back("mode auto, one look over " + std::string(span) + " (the daemon also measures the effect and undoes a change that made things worse): " + c.verdict);
+        lines.push_back("mode auto, one look over " + std::string(span) + ": " + c.verdict);
+        std::string order;
+        for (SteeringMode m : t.candidates) order += std::string(order.empty() ? "" : ", then ") + candidateName(m);
+        char margins[160];
+        std::snprintf(margins, sizeof margins, "%.0f s each; keeps the one that delivers most if it beats no steering by %.0f%%",
+                      t.windowSeconds, t.gainMargin * 100);
+        lines.push_back("candidates (steering.auto.candidates), tried in this order by the daemon: " + order + ", " + margins +
+                        "; judged on what the stack delivered (TCP segments in, UDP datagrams read, forwarded), losses beside it");
+        lines.push_back("this one-shot command cannot try them: it " +
+                        std::string(c.targets.empty() ? "leaves steering off" : "applies the first, " + std::string(candidateName(first))) +
+                        "; run the daemon to have them measured and the loser undone");
+        lines.push_back("delivered now: " + rounded(sample.deliveredPps) + " packets/s (" + sample.source + " counters), lost " +
+                        rounded(sample.lossPps) + "/s");
         lines.push_back("receive CPU " + std::to_string(scope->rxCpu) + " (" + scope->rxCpuSource + ")");
         for (const auto& [cpu, why] : c.why) lines.push_back("cpu " + std::to_string(cpu) + " " + why);
     }

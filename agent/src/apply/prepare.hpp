@@ -18,6 +18,7 @@ namespace rxtune {
 // and why (plan --explain).
 struct AutoInputs {
     std::map<std::string, CpuSet> targets;
+    std::map<std::string, SteeringMode> modes;  // kRps or kXdp; absent: kRps
     std::map<std::string, std::vector<std::string>> explain;
 };
 
@@ -38,11 +39,15 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
 // cgroup is an error located at that key.
 Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Topology& host, PlanOptions& opts);
 
-// mode auto's raw counters now: /proc/stat, softnet drops and squeezes, each NIC's RX packets
-// (from snap). `softnet`: rows the caller has read already (else read here). The daemon adds BPF
-// NET_RX time where it has it.
+// mode auto's raw counters now: /proc/stat, softnet drops and squeezes, the stack's delivered and
+// lost counters, each NIC's RX packets (from snap). `softnet`, `stack`: what the caller has read
+// already (else read here). The daemon adds BPF NET_RX time where it has it.
 Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap,
-                            const std::map<unsigned, SoftnetRow>* softnet = nullptr);
+                            const std::map<unsigned, SoftnetRow>* softnet = nullptr,
+                            const std::optional<StackCounters>* stack = nullptr);
+
+// This network namespace's stack counters (StackCounters); nullopt where procfs has no snmp.
+Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs);
 
 // The one-shot commands' auto decision: one look over the interval between two raw readings, per
 // interface of the plan; no trial (the daemon does that), said in the explanation.

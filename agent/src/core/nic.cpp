@@ -23,6 +23,8 @@ std::string irqRole(const std::string& name) {
     return "other";
 }
 
+bool rxCountedAfterBacklog(const Nic& nic) { return nic.kind == "veth" || nic.kind == "tap" || nic.kind == "tun"; }
+
 Verdict classify(const Nic& nic) {
     if (nic.kind != "physical") return Verdict::kVirtual;
     std::uint32_t rxNow = static_cast<std::uint32_t>(nic.rx.size());

@@ -79,6 +79,10 @@ struct Nic {
     std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
 };
 
+// Whether the device's RX counter counts only frames the backlog accepted: veth and tun/tap hand
+// frames to netif_rx and count after it; a NIC's driver counts before, drops included.
+bool rxCountedAfterBacklog(const Nic& nic);
+
 // single-queue: one RX queue and no way to get more; multi-queue: more now or raisable; virtual: no hardware.
 Verdict classify(const Nic& nic);
 

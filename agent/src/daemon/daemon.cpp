@@ -115,10 +115,11 @@ public:
 
 private:
     enum class Why { kStart, kEvent, kDrift, kReload, kAuto };
-    void reconcile(Why why);
+    bool reconcile(Why why);  // false: nothing was planned or applied (logged)
     void sampleMetrics();
     void stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
-                  const std::map<unsigned, CpuSoftirq>* bpf);
+                  const std::map<unsigned, CpuSoftirq>* bpf, const std::optional<StackCounters>& stack);
+    void logAuto(const std::string& name, const AutoSteer& machine, const AutoDecision& d, const AutoScope& scope);
     void reload();
     void loadBpf();
     void setGovernor();  // from cfg_: a fresh governor for bpf_accounting: auto, none otherwise
@@ -146,14 +147,14 @@ private:
     std::map<std::string, bool> datapathUp_;  // to log changes only
 };
 
-void Agent::reconcile(Why why) {
+bool Agent::reconcile(Why why) {
     const bool autoMode = profile_.steering.mode == SteeringMode::kAuto;
     auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true, &xdp_, autoMode ? &autoIn_ : nullptr);
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
         metrics_.recordApply({profile_.name, "failed", epochSeconds(), 0, 0});
-        return;
+        return false;
     }
     const Plan& plan = prepared->plan;
     steered_ = plan.interfaces;
@@ -162,7 +163,7 @@ void Agent::reconcile(Why why) {
     if (!applied) {
         LOG_E("apply failed, its writes were undone: " + applied.error().message());
         metrics_.recordApply({profile_.name, "failed", epochSeconds(), 0, plan.pendingCount()});
-        return;
+        return false;
     }
     if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
     for (const auto& s : applied->written) {
@@ -181,6 +182,7 @@ void Agent::reconcile(Why why) {
     } else {
         metrics_.updateSnapshot(prepared->snapshot);
     }
+    return true;
 }
 
 void Agent::sampleMetrics() {
@@ -216,6 +218,9 @@ void Agent::sampleMetrics() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
+    auto stack = readStackCounters(fs_);
+    if (!stack) LOG_W("metrics: " + stack.error().message());
+    else if (*stack) metrics_.updateStack(**stack);
     // Read only while attached, and before the governor acts: the interval that ends now was wholly
     // attached. Paused programs count nothing, so two readings in a row always span attached time,
     // and auto's samples fall back to /proc/stat for any interval that is not.
@@ -229,7 +234,8 @@ void Agent::sampleMetrics() {
         }
     }
     if (bpf_ && governor_) governBpf(*netRx);
-    if (profile_.steering.mode == SteeringMode::kAuto) stepAuto(*snap, *softnet, bpfNow ? &*bpfNow : nullptr);
+    if (profile_.steering.mode == SteeringMode::kAuto && stack)
+        stepAuto(*snap, *softnet, bpfNow ? &*bpfNow : nullptr, *stack);
 }
 
 void Agent::loadBpf() {
@@ -274,15 +280,15 @@ void Agent::governBpf(const std::map<unsigned, std::uint64_t>& netRxCounts) {
 }
 
 void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
-                     const std::map<unsigned, CpuSoftirq>* bpf) {
-    auto raw = readAutoRaw(fs_, snap, &softnet);
+                     const std::map<unsigned, CpuSoftirq>* bpf, const std::optional<StackCounters>& stack) {
+    auto raw = readAutoRaw(fs_, snap, &softnet, &stack);
     if (!raw) {
         LOG_W("auto: " + raw.error().message());
         return;
     }
     if (bpf)
         for (const auto& [cpu, v] : *bpf) raw->netRxNs[cpu] = v.netRxNs;
-    bool changed = false;
+    std::map<std::string, AutoScope> changed;  // interfaces whose steering changes now
     if (lastRaw_) {
         PlanOptions opts;
         if (auto ok = addCgroupCpus(profile_, fs_, snap.host, opts); !ok) {
@@ -298,23 +304,46 @@ void Agent::stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetR
                 LOG_W("auto " + name + ": " + scope.error().message());
                 continue;
             }
-            auto it = auto_.try_emplace(name, profile_.steering.autoThresholds).first;
-            const AutoDecision d = it->second.step(sample, scope->rxCpu, scope->candidates, scope->siblings);
-            if (!d.decision.empty()) {
-                const bool was = d.decision == "keep" || d.decision == "undo";  // judged against the CPU it started from
-                LOG_N("auto " + name + ": " + d.decision + " (" + d.reason + "): " + d.detail + " [receive CPU " +
-                      std::to_string(was ? it->second.rxCpuAtEnable() : scope->rxCpu) + ", " + scope->rxCpuSource + "]");
-                metrics_.countSteeringDecision(name, d.decision, d.reason);
-            }
-            metrics_.setAutoState(name, toString(it->second.state()), it->second.targets().count());
-            if (d.changed) {
-                autoIn_.targets[name] = it->second.targets();
-                changed = true;
-            }
+            auto& machine = auto_.try_emplace(name, profile_.steering.autoThresholds).first->second;
+            const AutoDecision d = machine.step(sample, scope->rxCpu, scope->candidates, scope->siblings);
+            logAuto(name, machine, d, *scope);
+            if (d.changed) changed.emplace(name, *scope);
         }
     }
     lastRaw_ = std::move(*raw);
-    if (changed) reconcile(Why::kAuto);
+    if (changed.empty()) return;
+    // A candidate that cannot be put in place (someone else's XDP program on the device, no BPF)
+    // fails the whole apply, whose writes are undone: those machines move on, and the plan is tried
+    // again, up to once per candidate.
+    const double at = lastRaw_->at;
+    for (size_t attempt = 0; attempt <= profile_.steering.autoThresholds.candidates.size(); ++attempt) {
+        for (const auto& [name, scope] : changed) {
+            autoIn_.targets[name] = auto_.at(name).targets();
+            autoIn_.modes[name] = auto_.at(name).mode();
+        }
+        if (reconcile(Why::kAuto)) return;
+        bool retry = false;
+        for (const auto& [name, scope] : changed) {
+            auto& machine = auto_.at(name);
+            const AutoDecision d = machine.failed(at, "the apply failed (see above)");
+            logAuto(name, machine, d, scope);
+            retry = retry || d.changed;
+        }
+        if (!retry) return;
+    }
+}
+
+void Agent::logAuto(const std::string& name, const AutoSteer& machine, const AutoDecision& d, const AutoScope& scope) {
+    if (!d.decision.empty()) {
+        const bool was = d.decision != "enable" && d.decision != "hold" && d.decision != "retry";  // judged against the CPU it started from
+        LOG_N("auto " + name + ": " + d.decision + " (" + d.reason + "): " + d.detail + " [receive CPU " +
+              std::to_string(was ? machine.rxCpuAtEnable() : scope.rxCpu) + ", " + scope.rxCpuSource + "]");
+        metrics_.countSteeringDecision(name, d.decision, d.reason);
+        if (d.decision == "enable") metrics_.setTrialDelivered(name, "none", machine.baselinePps());
+        for (const auto& t : machine.trials())
+            if (t.samples > 0 || t.failed) metrics_.setTrialDelivered(name, candidateName(t.mode), t.failed ? 0 : t.deliveredPps);
+    }
+    metrics_.setAutoState(name, toString(machine.state()), machine.targets().count(), candidateName(machine.mode()));
 }
 
 void Agent::reload() {
@@ -351,7 +380,7 @@ void Agent::reload() {
         for (auto& [name, machine] : auto_) machine.setThresholds(profile_.steering.autoThresholds);
     } else if (!auto_.empty()) {
         // No longer auto: the static plan decides; the machines and their state gauges go.
-        for (const auto& [name, machine] : auto_) metrics_.setAutoState(name, "", 0);
+        for (const auto& [name, machine] : auto_) metrics_.setAutoState(name, "", 0, "");
         auto_.clear();
         autoIn_ = AutoInputs{};
     }

@@ -127,7 +127,23 @@ Metrics::Metrics(std::string version)
       autoTargets_(prometheus::BuildGauge()
                        .Name("rxtune_steering_auto_target_cpus")
                        .Help("CPUs steering: mode: auto steers the interface to now (0: off)")
-                       .Register(*registry_)) {
+                       .Register(*registry_)),
+      autoMode_(prometheus::BuildGauge()
+                    .Name("rxtune_steering_auto_mode")
+                    .Help("steering: mode: auto's way of steering the interface now (rps, xdp, none): 1 for the current one")
+                    .Register(*registry_)),
+      trialDelivered_(prometheus::BuildGauge()
+                          .Name("rxtune_steering_trial_delivered_pps")
+                          .Help("Packets/s the stack delivered during mode auto's last trial of each candidate (none: before steering)")
+                          .Register(*registry_)),
+      stackDelivered_(prometheus::BuildCounter()
+                          .Name("rxtune_stack_delivered_packets_total")
+                          .Help("TCP segments in, UDP datagrams read or for closed ports, forwarded packets (this network namespace, IPv4+IPv6)")
+                          .Register(*registry_)),
+      stackLost_(prometheus::BuildCounter()
+                     .Name("rxtune_stack_lost_packets_total")
+                     .Help("UDP receive errors, TCP backlog and listen drops, IP input discards (this network namespace)")
+                     .Register(*registry_)) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
     for (const char* s : {"in_sync", "drifted"}) settings_.Add({{"state", s}});
@@ -245,10 +261,21 @@ void Metrics::countSteeringDecision(const std::string& interface, const std::str
     decisions_.Add({{"interface", interface}, {"decision", decision}, {"reason", reason}}).Increment();
 }
 
-void Metrics::setAutoState(const std::string& interface, const std::string& state, unsigned targets) {
+void Metrics::setAutoState(const std::string& interface, const std::string& state, unsigned targets, const std::string& mode) {
     for (const char* s : {"off", "trial", "on", "backoff"})
         autoState_.Add({{"interface", interface}, {"state", s}}).Set(state == s ? 1 : 0);
     autoTargets_.Add({{"interface", interface}}).Set(targets);
+    for (const char* m : {"none", "rps", "xdp"})
+        autoMode_.Add({{"interface", interface}, {"mode", m}}).Set(mode == m && !state.empty() ? 1 : 0);
+}
+
+void Metrics::setTrialDelivered(const std::string& interface, const std::string& candidate, double pps) {
+    trialDelivered_.Add({{"interface", interface}, {"candidate", candidate}}).Set(pps);
+}
+
+void Metrics::updateStack(const StackCounters& c) {
+    setCounter(stackDelivered_.Add({}), static_cast<double>(c.delivered));
+    setCounter(stackLost_.Add({}), static_cast<double>(c.lost));
 }
 
 }  // namespace rxtune

@@ -16,6 +16,7 @@
 #include "inventory/snapshot.hpp"
 #include "bpf/softirq_accounting.hpp"
 #include "inventory/softnet.hpp"
+#include "inventory/stack_counters.hpp"
 
 namespace rxtune {
 
@@ -43,7 +44,12 @@ public:
     void observeReapplyLatency(std::chrono::nanoseconds d);
     // steering: mode: auto
     void countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason);
-    void setAutoState(const std::string& interface, const std::string& state, unsigned targets);
+    // mode: the way of steering in place ("rps", "xdp", or "none").
+    void setAutoState(const std::string& interface, const std::string& state, unsigned targets, const std::string& mode = "none");
+    // What one trial (candidate "none": the baseline before it) delivered, packets/s.
+    void setTrialDelivered(const std::string& interface, const std::string& candidate, double pps);
+    // This network namespace's stack totals (StackCounters).
+    void updateStack(const StackCounters& c);
 
     double busiestShare() const { return lastShare_; }
 
@@ -83,6 +89,10 @@ private:
     prometheus::Family<prometheus::Counter>& decisions_;
     prometheus::Family<prometheus::Gauge>& autoState_;
     prometheus::Family<prometheus::Gauge>& autoTargets_;
+    prometheus::Family<prometheus::Gauge>& autoMode_;
+    prometheus::Family<prometheus::Gauge>& trialDelivered_;
+    prometheus::Family<prometheus::Counter>& stackDelivered_;
+    prometheus::Family<prometheus::Counter>& stackLost_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
     std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_;

@@ -34,12 +34,37 @@ AutoSample autoSample(const AutoRaw& a, const AutoRaw& b, const std::string& ifn
         s.cpus[cpu] = l;
     }
     const double drops = static_cast<double>(b.softnetDrops - std::min(b.softnetDrops, a.softnetDrops)) / dt;
+    s.drops = drops;
+    if (a.stack && b.stack) {
+        auto rate = [&](std::uint64_t before, std::uint64_t after) {
+            return static_cast<double>(after - std::min(after, before)) / dt;
+        };
+        s.deliveredPps = rate(a.stack->delivered, b.stack->delivered);
+        s.lossPps = rate(a.stack->lost, b.stack->lost) + drops;
+        s.source = "stack";
+        return s;
+    }
     double rx = 0;
     if (a.rxPackets.count(ifname) && b.rxPackets.count(ifname))
         rx = static_cast<double>(b.rxPackets.at(ifname) - std::min(b.rxPackets.at(ifname), a.rxPackets.at(ifname))) / dt;
-    s.drops = drops;
-    s.deliveredPps = std::max(0.0, rx - drops);
+    s.deliveredPps = deviceDeliveredPps(rx, drops, b.rxAfterBacklog.count(ifname) > 0);
+    s.lossPps = drops;
+    s.source = "device";
     return s;
+}
+
+double deviceDeliveredPps(double rxPps, double softnetDropPps, bool countsAfterBacklog) {
+    // A NIC counts a frame when its driver hands it up, before the backlog may drop it; veth and
+    // tap count only what netif_rx accepted. Taking the drops out twice once read a 2x gain as 0.
+    return countsAfterBacklog ? rxPps : std::max(0.0, rxPps - softnetDropPps);
+}
+
+const char* candidateName(SteeringMode m) {
+    switch (m) {
+        case SteeringMode::kRps: return "rps";
+        case SteeringMode::kXdp: return "xdp";
+        default: return "none";
+    }
 }
 
 unsigned busiestRxCpu(const AutoSample& s) {
@@ -123,7 +148,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             }
             // The saturated samples in a row so far are the baseline a change is judged against.
             baselineSum_ += s.deliveredPps;
-            baselineDrops_ += s.drops;
+            baselineLoss_ += s.lossPps;
             ++baselineN_;
             if (baselineN_ < t_.sustain) return d;
             Choice c = choose(s, rxCpu, candidates, rxSiblings);
@@ -137,18 +162,23 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
                 return d;
             }
             baselinePps_ = mean(baselineSum_, baselineN_);
-            baselineDropRate_ = mean(baselineDrops_, baselineN_);
+            baselineLossRate_ = mean(baselineLoss_, baselineN_);
             resetBaseline();
             targets_ = c.targets;
             rxCpu_ = rxCpu;
             state_ = AutoState::kTrial;
-            trialStart_ = s.at;
-            trialSum_ = trialDrops_ = 0;
-            trialN_ = 0;
+            trials_.clear();
+            for (SteeringMode m : t_.candidates) trials_.push_back({m, 0, 0, 0, false, false, {}});
+            if (trials_.empty()) trials_.push_back({SteeringMode::kRps, 0, 0, 0, false, false, {}});
+            trialIdx_ = 0;
+            mode_ = trials_.front().mode;
+            startTrial(s.at);
+            std::string order;
+            for (const auto& t : trials_) order += std::string(order.empty() ? "" : ", then ") + candidateName(t.mode);
             d.decision = "enable";
             d.reason = "saturated";
-            d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineDropRate_) +
-                       " drops/s";
+            d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) +
+                       " lost/s; trying " + order + ", " + pps(t_.windowSeconds) + " s each";
             d.changed = true;
             return d;
         }
@@ -156,40 +186,35 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             // The sample that straddles the change says little: count only those after it.
             if (s.at - trialStart_ > 0) {
                 trialSum_ += s.deliveredPps;
-                trialDrops_ += s.drops;
+                trialLoss_ += s.lossPps;
                 ++trialN_;
             }
-            if (s.at - trialStart_ < t_.windowSeconds || trialN_ == 0) return d;
-            const double after = mean(trialSum_, trialN_), afterDrops = mean(trialDrops_, trialN_);
-            const std::string numbers = "delivered " + pps(baselinePps_) + " -> " + pps(after) + " packets/s, drops " +
-                                        pps(baselineDropRate_) + " -> " + pps(afterDrops) + "/s";
-            // Judged on what got through (received minus softnet drops): drops that come with more
-            // delivered packets are a deeper queue, not a loss.
-            if (after < baselinePps_ * (1 - t_.worseMargin)) {
-                targets_ = CpuSet{};
-                state_ = AutoState::kBackoff;
-                backoffUntil_ = s.at + t_.backoffSeconds;
-                d = {"undo", "worse", numbers + ": worse, steering off for " + pps(t_.backoffSeconds) + " s", true};
-                return d;
-            }
-            state_ = AutoState::kOn;
-            committedPps_ = after;
-            bad_ = 0;
-            d = {"keep", "better", numbers, false};
-            return d;
+            const double after = mean(trialSum_, trialN_);
+            const bool cut = trialN_ >= t_.sustain && after < baselinePps_ * kCutShare;
+            if (!cut && (s.at - trialStart_ < t_.windowSeconds || trialN_ == 0)) return d;
+            AutoTrial& tr = trials_[trialIdx_];
+            tr.deliveredPps = after;
+            tr.lossPps = mean(trialLoss_, trialN_);
+            tr.samples = trialN_;
+            tr.cut = cut;
+            return advance(s.at, std::string(candidateName(tr.mode)) + ": delivered " + pps(baselinePps_) + " -> " + pps(after) +
+                                     " packets/s, lost " + pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s" +
+                                     (cut ? " (cut short: under half of none)" : ""));
         }
         case AutoState::kOn: {
-            // Stable when load goes away. Undo only when the targets have run out of room and less
-            // gets through than when the change was kept (or packets are dropped).
+            // Stable when load goes away. Undone only when its targets have run out of room and
+            // less gets through than went through with no steering at all: the targets are full by
+            // design when steered receive work is all they do, and one good sample is no yardstick
+            // on a noisy host (a ratchet to the best sample once undid a 2x win).
             double targetBusy = 1;
             for (unsigned cpu : targets_.cpus()) targetBusy = std::min(targetBusy, s.cpus.count(cpu) ? s.cpus.at(cpu).busy : 0.0);
             const bool targetsFull = targetBusy >= t_.busyOn;
-            const bool worse = s.deliveredPps < committedPps_ * (1 - t_.worseMargin);
+            const bool worse = s.deliveredPps < baselinePps_ * (1 - t_.worseMargin);
             if (targetsFull && worse) {
                 if (++bad_ < t_.sustain) return d;
-                const std::string numbers = "targets " + targets_.toList() + " busy >= " + pct(targetBusy) + ", delivered " +
-                                            pps(committedPps_) + " -> " + pps(s.deliveredPps) + " packets/s, drops " +
-                                            pps(s.drops) + "/s";
+                const std::string numbers = std::string(candidateName(mode_)) + " to " + targets_.toList() + ": targets busy >= " +
+                                            pct(targetBusy) + ", delivered " + pps(s.deliveredPps) + " packets/s (kept at " +
+                                            pps(committedPps_) + ", none " + pps(baselinePps_) + "), lost " + pps(s.lossPps) + "/s";
                 targets_ = CpuSet{};
                 state_ = AutoState::kBackoff;
                 backoffUntil_ = s.at + t_.backoffSeconds;
@@ -197,11 +222,55 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
                 return d;
             }
             bad_ = 0;
-            if (s.deliveredPps > committedPps_) committedPps_ = s.deliveredPps;  // the best it has done
             return d;
         }
     }
     return d;
+}
+
+AutoDecision AutoSteer::failed(double at, const std::string& why) {
+    if (state_ != AutoState::kTrial) return {};
+    AutoTrial& tr = trials_[trialIdx_];
+    tr.failed = true;
+    tr.why = why;
+    return advance(at, std::string(candidateName(tr.mode)) + ": could not be put in place: " + why);
+}
+
+AutoDecision AutoSteer::advance(double at, std::string result) {
+    if (++trialIdx_ < trials_.size()) {
+        mode_ = trials_[trialIdx_].mode;
+        startTrial(at);
+        const char* next = candidateName(mode_);
+        return {"try", next, result + "; now trying " + next + " for " + pps(t_.windowSeconds) + " s", true};
+    }
+    return judge(at, result);
+}
+
+AutoDecision AutoSteer::judge(double at, const std::string& last) {
+    const AutoTrial* best = nullptr;
+    std::string all = "none " + pps(baselinePps_);
+    for (const auto& tr : trials_) {
+        all += std::string(", ") + candidateName(tr.mode) + " " +
+               (tr.failed ? "unavailable" : pps(tr.deliveredPps) + (tr.cut ? " (cut short)" : ""));
+        if (!tr.failed && (!best || tr.deliveredPps > best->deliveredPps)) best = &tr;
+    }
+    all += " packets/s delivered";
+    const std::string numbers = last + "; " + all;
+    if (best && best->deliveredPps >= baselinePps_ * (1 + t_.gainMargin)) {
+        const bool switchBack = best->mode != mode_;
+        mode_ = best->mode;
+        state_ = AutoState::kOn;
+        committedPps_ = best->deliveredPps;
+        bad_ = 0;
+        return {"keep", "better", numbers + ": keeping " + candidateName(mode_) + " (" +
+                                      pps(baselinePps_ > 0 ? best->deliveredPps / baselinePps_ : 0) + "x none)", switchBack};
+    }
+    const char* reason = !best ? "unavailable" : best->deliveredPps < baselinePps_ * (1 - t_.worseMargin) ? "worse" : "no_gain";
+    targets_ = CpuSet{};
+    state_ = AutoState::kBackoff;
+    backoffUntil_ = at + t_.backoffSeconds;
+    return {"undo", reason, numbers + ": none beats no steering by " + pct(t_.gainMargin) + ", steering off for " +
+                                pps(t_.backoffSeconds) + " s", true};
 }
 
 }  // namespace rxtune

@@ -1,15 +1,20 @@
 // steering: mode: auto. A pure state machine per interface, fed one measurement sample at a time:
-// it turns RPS on only when the receive CPU is saturated by receive work and some CPU has spare
-// capacity, checks the effect over a window, undoes a change that made things worse and then holds
-// off. Everything it decides comes back with a reason and the numbers behind it.
+// when the receive CPU is saturated by receive work and some CPU has spare capacity, it tries each
+// candidate way of steering (RPS, XDP cpumap) for one window, keeps the one that delivered most if
+// it beats no steering by the margin, else undoes everything and holds off. A kept choice is undone
+// when its targets fill up and less gets through. Everything it decides comes back with a reason and
+// the numbers behind it.
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "core/cpuset.hpp"
 #include "inventory/softnet.hpp"
+#include "inventory/stack_counters.hpp"
 #include "profile/profile.hpp"
 
 namespace rxtune {
@@ -23,8 +28,13 @@ struct CpuLoad {
 
 struct AutoSample {
     double at = 0;             // seconds, monotonic
-    double deliveredPps = 0;   // interface RX packets/s minus softnet drops/s: what reached the stack
+    // What the stack delivered per second: TCP segments in, UDP datagrams read (or for closed
+    // ports), forwarded packets (StackCounters). Without those counters, the device's RX
+    // packets/s with softnet drops taken out where the driver counts before the backlog.
+    double deliveredPps = 0;
+    double lossPps = 0;        // socket, backlog and IP input losses plus softnet drops, per second
     double drops = 0;          // softnet drops/s on all CPUs
+    const char* source = "stack";  // "stack" or "device": where deliveredPps comes from
     std::map<unsigned, CpuLoad> cpus;
 };
 
@@ -36,9 +46,17 @@ struct AutoRaw {
     std::map<std::string, std::uint64_t> rxPackets;  // per interface (rtnetlink stats64)
     std::uint64_t softnetDrops = 0;               // all CPUs, 64-bit
     std::map<unsigned, std::uint64_t> squeezes;   // per CPU, softnet time_squeeze
+    std::optional<StackCounters> stack;           // this network namespace's; absent: device fallback
+    // Interfaces whose RX counter counts only what the backlog accepted (veth, tap: the driver
+    // counts after netif_rx); a NIC counts before, so softnet drops are part of its RX count.
+    std::set<std::string> rxAfterBacklog;
 };
+
+// The device fallback: RX packets/s less the drops the device's RX counter includes.
+double deviceDeliveredPps(double rxPps, double softnetDropPps, bool countsAfterBacklog);
 // NET_RX share from BPF where both readings have it, else the /proc/stat softirq share (all
-// softirqs: an upper bound).
+// softirqs: an upper bound). Delivered and lost from the stack counters where both readings have
+// them, else from the interface's RX counter.
 AutoSample autoSample(const AutoRaw& before, const AutoRaw& after, const std::string& ifname);
 // The CPU with the largest NET_RX share: the receive CPU of a device without an IRQ.
 unsigned busiestRxCpu(const AutoSample& s);
@@ -46,11 +64,23 @@ unsigned busiestRxCpu(const AutoSample& s);
 enum class AutoState { kOff, kTrial, kOn, kBackoff };
 const char* toString(AutoState s);
 
+const char* candidateName(SteeringMode m);  // "rps", "xdp"; "none" for no steering
+
 struct AutoDecision {
-    std::string decision;  // "enable", "keep", "undo", "hold", "retry"; empty: nothing new
-    std::string reason;    // short code for the metric label: saturated, better, worse, ...
+    std::string decision;  // "enable", "try", "keep", "undo", "hold", "retry"; empty: nothing new
+    std::string reason;    // short code for the metric label: saturated, rps, xdp, better, worse, ...
     std::string detail;    // the numbers, for the log
-    bool changed = false;  // the targets changed: reconcile
+    bool changed = false;  // the targets or the way of steering changed: reconcile
+};
+
+// One candidate's trial: its mean over the window (or until cut short).
+struct AutoTrial {
+    SteeringMode mode = SteeringMode::kRps;
+    double deliveredPps = 0, lossPps = 0;
+    unsigned samples = 0;
+    bool cut = false;     // stopped early: less than half of what none delivered
+    bool failed = false;  // could not be put in place (why says why)
+    std::string why;
 };
 
 class AutoSteer {
@@ -66,8 +96,16 @@ public:
     void setThresholds(const AutoThresholds& t) { t_ = t; }
     const AutoThresholds& thresholds() const { return t_; }
 
+    // The way of steering now in place could not be put in place (an XDP program of someone else's on
+    // the device, no BPF): the next candidate is tried, or, with none left, steering goes off.
+    AutoDecision failed(double at, const std::string& why);
+
     AutoState state() const { return state_; }
     const CpuSet& targets() const { return targets_; }  // empty: steering off
+    SteeringMode mode() const { return targets_.empty() ? SteeringMode::kNone : mode_; }
+    // The attempt in progress or last judged: none's rate before it, and each candidate's trial.
+    double baselinePps() const { return baselinePps_; }
+    const std::vector<AutoTrial>& trials() const { return trials_; }
     // The receive CPU when steering went on (once it is on, the busiest NET_RX CPU is a target).
     unsigned rxCpuAtEnable() const { return rxCpu_; }
 
@@ -88,9 +126,19 @@ private:
         return rx.netRx >= t_.onRxShare || (rx.netRx >= t_.onRxShare / 2 && rx.squeezed >= kSqueezesPerSecond);
     }
     static constexpr double kSqueezesPerSecond = 10;
+    // A trial delivering less than this share of none's rate after `sustain` samples is cut short:
+    // a starved target (receive livelock) need not last a whole window.
+    static constexpr double kCutShare = 0.5;
+    AutoDecision advance(double at, std::string result);  // the next candidate, or the judgement
+    AutoDecision judge(double at, const std::string& results);
+    void startTrial(double at) {
+        trialStart_ = at;
+        trialSum_ = trialLoss_ = 0;
+        trialN_ = 0;
+    }
     static double mean(double sum, unsigned n) { return n ? sum / n : 0; }
     void resetBaseline() {
-        baselineSum_ = baselineDrops_ = 0;
+        baselineSum_ = baselineLoss_ = 0;
         baselineN_ = 0;
         holding_ = false;
     }
@@ -100,11 +148,14 @@ private:
     CpuSet targets_;
     unsigned rxCpu_ = 0;
     unsigned bad_ = 0;
-    double baselineSum_ = 0, baselineDrops_ = 0;
+    double baselineSum_ = 0, baselineLoss_ = 0;
     unsigned baselineN_ = 0;  // saturated samples in a row (kOff)
-    double baselinePps_ = 0, baselineDropRate_ = 0;  // before the change
-    double trialStart_ = 0, trialSum_ = 0, trialDrops_ = 0;
+    double baselinePps_ = 0, baselineLossRate_ = 0;  // before the change
+    double trialStart_ = 0, trialSum_ = 0, trialLoss_ = 0;
     unsigned trialN_ = 0;
+    std::vector<AutoTrial> trials_;
+    size_t trialIdx_ = 0;
+    SteeringMode mode_ = SteeringMode::kRps;
     double committedPps_ = 0;
     double backoffUntil_ = 0;
     bool holding_ = false;

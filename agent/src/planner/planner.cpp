@@ -184,7 +184,8 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         if (chosen) nics.push_back(&n);
     }
     const bool autoMode = profile.steering.mode == SteeringMode::kAuto;
-    const bool rps = profile.steering.mode == SteeringMode::kRps || autoMode;  // auto steers with RPS when it steers
+    // auto keeps the RFS table ready for whichever interface it turns RPS on for.
+    const bool rpsAnywhere = profile.steering.mode == SteeringMode::kRps || autoMode;
     const std::uint32_t entries = roundUpPow2(profile.steering.flowEntries);
 
     // 1. sysctls: the profile's own, then what steering needs.
@@ -216,7 +217,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         const char* guard = in.guard == Guard::kAtLeast ? " (only raised)" : in.guard == Guard::kAtMost ? " (only lowered)" : "";
         sysctlDesired[key] = {joinNumbers(want), "profile " + in.where.str() + guard};
     }
-    if (rps && !nics.empty() && !profile.sysctls.count("net.core.rps_sock_flow_entries")) {
+    if (rpsAnywhere && !nics.empty() && !profile.sysctls.count("net.core.rps_sock_flow_entries")) {
         const std::string key = "net.core.rps_sock_flow_entries";
         const SysctlValue* cur = findSysctl(host, key);
         if (cur && cur->present && cur->writable)
@@ -246,6 +247,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         if (profile.steering.mode == SteeringMode::kNone) continue;
         auto targets = steeringTargets(profile, host, nic, opts);
         if (!targets) return failWith(targets.error());
+        bool rps = profile.steering.mode == SteeringMode::kRps;
         if (autoMode) {
             auto ex = opts.autoExplain.find(nic->name);
             if (opts.explain && ex != opts.autoExplain.end())
@@ -256,6 +258,8 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
                 continue;
             }
             targets->cpus = it->second & targets->cpus;
+            auto how = opts.autoModes.find(nic->name);
+            rps = how == opts.autoModes.end() || how->second != SteeringMode::kXdp;
             targets->notes = {"mode auto: measured saturation"};
         } else if (opts.explain) {
             auto lines = explainTargets(profile, host, *nic, targets->cpus, targets->notes);

@@ -19,6 +19,7 @@ struct PlanOptions {
     // steering: mode: auto: what the measurement decided per interface (absent or empty: off), and
     // why, one line per CPU and a verdict (for plan --explain).
     std::map<std::string, CpuSet> autoTargets;
+    std::map<std::string, SteeringMode> autoModes;  // how (kRps or kXdp); absent: kRps
     std::map<std::string, std::vector<std::string>> autoExplain;
 };
 

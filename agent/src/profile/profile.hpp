@@ -26,12 +26,14 @@ inline Error profileError(const Location& where, const std::string& key, const s
 
 enum class SteeringMode { kRps, kXdp, kNone, kAuto };
 
-// steering.auto: when mode auto turns RPS on, how it judges the effect, and when it undoes it.
+// steering.auto: when mode auto steers, which ways it tries, how it judges them, and when it undoes.
 struct AutoThresholds {
     double onRxShare = 0.60;      // receive CPU's NET_RX softirq time share that counts as saturated...
     double busyOn = 0.90;         // ...when that CPU is also at least this busy overall
     double minSpare = 0.25;       // a target needs at least this idle share
     double worseMargin = 0.05;    // delivered packets/s this much lower after a change = worse
+    double gainMargin = 0.05;     // a candidate is kept only if it delivers this much more than none
+    std::vector<SteeringMode> candidates{SteeringMode::kRps, SteeringMode::kXdp};  // tried in this order
     unsigned sustain = 3;         // consecutive samples before acting
     double windowSeconds = 15;    // how long a change is measured before it is judged
     double backoffSeconds = 300;  // hold-off after an undo

@@ -41,6 +41,7 @@ struct Partial {
     std::optional<bool> xdpNative;
     std::optional<bool> recommendDatapath;
     std::map<std::string, double> autoKeys;  // steering.auto, merged per key
+    std::optional<std::vector<SteeringMode>> autoCandidates;
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
@@ -193,12 +194,26 @@ public:
     void parseSteering(const YAML::Node& s, Partial& p) const {
         requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp", "auto"});
         if (auto a = s["auto"]) {
-            requireMap(a, "steering.auto", {"rx_share", "busy", "min_spare", "worse_margin", "sustain", "window", "backoff"});
-            for (const char* k : {"rx_share", "busy", "min_spare", "worse_margin"})
+            requireMap(a, "steering.auto", {"rx_share", "busy", "min_spare", "worse_margin", "gain_margin", "sustain", "window",
+                                            "backoff", "candidates"});
+            for (const char* k : {"rx_share", "busy", "min_spare", "worse_margin", "gain_margin"})
                 if (auto v = a[k]) p.autoKeys[k] = fraction(v, std::string("steering.auto.") + k);
             if (auto v = a["sustain"]) p.autoKeys["sustain"] = static_cast<double>(integer(v, "steering.auto.sustain", 1, 100));
             if (auto v = a["window"]) p.autoKeys["window"] = seconds(v, "steering.auto.window", 0.1, 3600);
             if (auto v = a["backoff"]) p.autoKeys["backoff"] = seconds(v, "steering.auto.backoff", 0, 86400);
+            if (auto c = a["candidates"]) {
+                const std::string key = "steering.auto.candidates";
+                if (!c.IsSequence() || c.size() == 0) error(c, key, "expected a list of rps and/or xdp, e.g. [rps, xdp]");
+                std::vector<SteeringMode> list;
+                for (const auto& e : c) {
+                    const auto v = str(e, key);
+                    SteeringMode m = v == "rps" ? SteeringMode::kRps : v == "xdp" ? SteeringMode::kXdp : SteeringMode::kNone;
+                    if (m == SteeringMode::kNone) error(e, key, "expected rps or xdp, got '" + v + "'");
+                    if (std::find(list.begin(), list.end(), m) != list.end()) error(e, key, "'" + v + "' is listed twice");
+                    list.push_back(m);
+                }
+                p.autoCandidates = list;
+            }
         }
         if (auto x = s["xdp"]) {
             requireMap(x, "steering.xdp", {"mode", "qsize"});
@@ -305,6 +320,7 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.xdpQsize, over.xdpQsize);
     take(base.recommendDatapath, over.recommendDatapath);
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
+    take(base.autoCandidates, over.autoCandidates);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
     if (over.governors) {
         base.governors = over.governors;
@@ -403,10 +419,12 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
         else if (k == "busy") at.busyOn = v;
         else if (k == "min_spare") at.minSpare = v;
         else if (k == "worse_margin") at.worseMargin = v;
+        else if (k == "gain_margin") at.gainMargin = v;
         else if (k == "sustain") at.sustain = static_cast<unsigned>(v);
         else if (k == "window") at.windowSeconds = v;
         else if (k == "backoff") at.backoffSeconds = v;
     }
+    if (p.autoCandidates) at.candidates = *p.autoCandidates;
     out.sysctls = p.sysctls;
     if (p.governors) {
         out.governors = *p.governors;

@@ -88,6 +88,23 @@ TEST_CASE("steering.auto thresholds: fractions, percentages, durations; merged p
     CHECK(errorOf("steering:\n  auto: {rx_shar: 0.5}\n").find("steering.auto.rx_shar: unknown key") != std::string::npos);
 }
 
+TEST_CASE("steering.auto.candidates: rps and xdp in the order given, each once; gain_margin", "[profile]") {
+    const auto gateway = loadProfile("single-queue-gateway", shipped()).value();
+    const auto& d = gateway.steering.autoThresholds;
+    CHECK(d.candidates == std::vector<SteeringMode>{SteeringMode::kRps, SteeringMode::kXdp});
+    CHECK(d.gainMargin == Approx(0.05));
+    auto p = loadProfileText("include: single-queue-gateway\nsteering:\n  auto:\n    candidates: [xdp]\n    gain_margin: 10%\n",
+                             "a.yaml", shipped()).value();
+    CHECK(p.steering.autoThresholds.candidates == std::vector<SteeringMode>{SteeringMode::kXdp});
+    CHECK(p.steering.autoThresholds.gainMargin == Approx(0.1));
+    CHECK(p.steering.autoThresholds.onRxShare == Approx(0.6));  // the rest inherited
+    CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, dpdk]\n") ==
+          "bad.yaml:3:23: steering.auto.candidates: expected rps or xdp, got 'dpdk'");
+    CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, rps]\n") == "bad.yaml:3:23: steering.auto.candidates: 'rps' is listed twice");
+    CHECK(errorOf("steering:\n  auto:\n    candidates: []\n").find("bad.yaml:3:17: steering.auto.candidates: expected a list") == 0);
+    CHECK(errorOf("steering:\n  auto:\n    candidates: rps\n").find("steering.auto.candidates: expected a list") != std::string::npos);
+}
+
 TEST_CASE("profile errors name file, line, column and key", "[profile]") {
     CHECK(errorOf("steerng:\n  mode: rps\n") ==
           "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, datapath, description, include, match, steering, sysctl)");
