@@ -6,16 +6,17 @@ SHELL := /bin/bash
 
 APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
-	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libfmt-dev libsystemd-dev \
+	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libsystemd-dev \
 	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter \
 	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
+BUILD_REL  ?= build-release
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps bench-deps build build-asan build-fuzz run test deb lab clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-release werror run test deb lab clean
 
 all: build
 
@@ -60,13 +61,27 @@ build-asan: deps $(BUILD_ASAN)/build.ninja
 build-fuzz: deps $(BUILD_FUZZ)/build.ninja
 	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz tests/softnet_fuzz tests/datapath_fuzz
 
+# The release build a user or a distribution makes (-O3, NDEBUG), without the tests: make test
+# compiles it with warnings as errors so an optimiser-only warning cannot come back.
+$(BUILD_REL)/build.ninja: | deps
+	meson setup $(BUILD_REL) --prefix=/usr -Dbuildtype=release -Dtests=false
+
+build-release: deps $(BUILD_REL)/build.ninja
+	meson compile -C $(BUILD_REL)
+
+# Warnings are errors in make test, not in the project's defaults (a newer compiler's new warnings
+# must not break a user's or a distribution's build).
+werror: deps $(BUILD)/build.ninja $(BUILD_ASAN)/build.ninja $(BUILD_FUZZ)/build.ninja $(BUILD_REL)/build.ninja
+	for b in $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_REL); do meson configure $$b -Dwerror=true; done
+
 # Read-only on this host: shows what rxtune sees.
 run: build
 	./$(BUILD)/agent/rxtune detect
 	@echo
 	./$(BUILD)/agent/rxtune plan || [ $$? -eq 2 ]
 
-test: build build-asan build-fuzz
+test: werror
+	$(MAKE) build build-asan build-fuzz build-release
 	BUILD=$(BUILD) BUILD_ASAN=$(BUILD_ASAN) BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  tests/run_all.sh
 
@@ -85,4 +100,4 @@ deb: deps
 	ls build-deb/*.deb
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-deb
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_REL) build-deb

@@ -16,7 +16,10 @@ one after another on the same lab, each from the untuned state:
             load runs first so that it has something to decide on)
 
 Usage: bench/lab.py [--smoke] [--duration S] [--connections 250,1000] [--scenarios a,b]
-                    [--safe-point] [--json FILE]
+                    [--safe-point] [--recv-cost nft:N] [--json FILE]
+
+--recv-cost nft:N makes the gateway's receive path expensive, as a real gateway's is: conntrack
+plus N netfilter rules in the server netns that every packet walks and none matches.
 Needs root. Cleans up (processes, namespaces, host sysctls restored and checked) even on Ctrl-C.
 """
 import argparse
@@ -91,7 +94,7 @@ def delta(before, after):
 
 
 class Lab:
-    def __init__(self, nic_cpu, tmp):
+    def __init__(self, nic_cpu, tmp, recv_cost=""):
         self.pid = os.getpid()
         self.cli, self.srv = "rxlab-c-%d" % self.pid, "rxlab-s-%d" % self.pid
         self.nic_cpu = nic_cpu
@@ -105,6 +108,7 @@ class Lab:
                       "--bpf-dir", os.path.join(tmp, "bpffs", "rxtune")]
         self.applied = False
         self.daemon = None
+        self.recv_cost = recv_cost
         ncpu = os.cpu_count()
         self.load_cpus = ",".join(str(c) for c in range(ncpu) if c != nic_cpu) if ncpu > 1 else str(nic_cpu)
 
@@ -115,8 +119,25 @@ class Lab:
             sh("ip", "-n", ns, "link", "set", "lo", "up")
         os.makedirs(os.path.join(self.tmp, "bpffs"), exist_ok=True)
         sh("mount", "-t", "bpf", "bpf", os.path.join(self.tmp, "bpffs"))
+        if self.recv_cost:
+            self.firewall(self.recv_cost)
         self.start_wire(veth=False)
         self.start_httpd()
+
+    def firewall(self, spec):
+        """conntrack plus N rules every packet walks (none matches), like a long linear firewall."""
+        kind, _, n = spec.partition(":")
+        if kind != "nft" or not n.isdigit():
+            raise SystemExit("lab: --recv-cost takes nft:N, got %r" % spec)
+        rules = ["table inet rxlab {",
+                 "  chain pre { type filter hook prerouting priority 0; ct state new,established,related counter; }",
+                 "  chain in { type filter hook input priority 0;"]
+        rules += ["    ip saddr 192.0.2.%d tcp dport %d drop" % (i % 250 + 1, 20000 + i) for i in range(1, int(n) + 1)]
+        rules += ["  }", "}"]
+        path = os.path.join(self.tmp, "rules.nft")
+        with open(path, "w") as f:
+            f.write("\n".join(rules) + "\n")
+        self.srv_exec("nft", "-f", path)
 
     def start_wire(self, veth):
         self.stop_wire()
@@ -441,7 +462,9 @@ def main():
     ap.add_argument("--open-duration", type=float, default=5)
     ap.add_argument("--nic-cpu", type=int, default=0)
     ap.add_argument("--repeat", type=int, default=1, help="run the scenario list this many times, interleaved")
-    ap.add_argument("--auto-warmup", type=float, default=14, help="seconds of load before measuring auto")
+    ap.add_argument("--auto-warmup", type=float, default=26,
+                    help="seconds of load before measuring auto (2 samples of 2 s, then two 6 s trials)")
+    ap.add_argument("--recv-cost", default="", help="nft:N: conntrack and N netfilter rules on the gateway's receive path")
     ap.add_argument("--json", help="write all results here")
     ap.add_argument("--report", help="print the tables for a results file written by --json, and exit")
     a = ap.parse_args()
@@ -457,7 +480,7 @@ def main():
         if not os.access(b, os.X_OK):
             sys.exit("lab: %s is not built (make build)" % b)
     tmp = tempfile.mkdtemp(prefix="rxlab-")
-    lab = Lab(a.nic_cpu, tmp)
+    lab = Lab(a.nic_cpu, tmp, a.recv_cost)
     interrupted = []
 
     def on_signal(sig, _frame):
@@ -473,7 +496,7 @@ def main():
         else:
             conns = [int(c) for c in a.connections.split(",")]
             machine = {"cpus": os.cpu_count(), "kernel": os.uname().release, "date": time.strftime("%Y-%m-%d"),
-                       "nic_cpu": a.nic_cpu, "duration_s": a.duration}
+                       "nic_cpu": a.nic_cpu, "duration_s": a.duration, "recv_cost": a.recv_cost or "none"}
             print("lab:", json.dumps(machine), flush=True)
             for name in [n for _ in range(a.repeat) for n in a.scenarios.split(",")]:
                 if name == "dp" and not os.access(RXTUNE_DP, os.X_OK):

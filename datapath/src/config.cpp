@@ -17,18 +17,12 @@ namespace rxtune::dp {
 namespace {
 
 using yamlcfg::bad;
+using yamlcfg::boolean;
 using yamlcfg::requireKeys;
 using yamlcfg::scalar;
 
 unsigned number(const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
     return yamlcfg::integer<unsigned>(n, key, lo, hi);
-}
-
-bool boolean(const YAML::Node& n, const std::string& key) {
-    const std::string s = scalar(n, key);
-    if (s == "true") return true;
-    if (s == "false") return false;
-    bad(n, key, "expected true or false, got '" + s + "'");
 }
 
 std::vector<unsigned> numbers(const YAML::Node& n, const std::string& key, unsigned lo, unsigned hi) {
@@ -102,8 +96,7 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
     DpConfig c;
     c.file = file;
     try {
-        YAML::Node root = YAML::Load(text);
-        if (root.IsNull()) return c;
+        YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         requireKeys(root, "", {"eal", "file_prefix", "nic", "rx_cpu", "workers", "tap", "ring_size", "burst",
                                "mbufs", "reta_size", "tx_mode", "idle_sleep_us"});
         if (auto n = root["eal"]) c.eal = strings(n, "eal");

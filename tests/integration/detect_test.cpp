@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -120,4 +121,42 @@ TEST_CASE("detect on the host reads eth0 without touching it", "[integration][de
     CHECK(doc["host"]["initial_netns"] == true);
     CHECK(doc["host"]["cpus"]["online"] != "");
     CHECK(mustRun({"cat", "/sys/class/net/lo/queues/rx-0/rps_cpus"}) == before);
+}
+
+TEST_CASE("detect shows the CPU quota of its own cgroup beside the cpuset", "[integration][detect]") {
+    // A cgroup of the test's own with 0.5 CPUs' worth of time (v1 cpu controller here, cpu.max on
+    // a v2 host); detect runs inside it, read-only, in the host's namespaces (ip netns exec would
+    // give it a fresh /sys without the cgroup mounts).
+    const bool v2 = std::filesystem::exists("/sys/fs/cgroup/cgroup.controllers");
+    const std::filesystem::path base = v2 ? "/sys/fs/cgroup" : "/sys/fs/cgroup/cpu";
+    if (!std::filesystem::exists(base / (v2 ? "cgroup.subtree_control" : "cpu.cfs_quota_us"))) {
+        WARN("no cpu cgroup controller here");
+        return;
+    }
+    const std::string name = "rxtune-quota-" + std::to_string(getpid());
+    const auto dir = base / name;
+    std::filesystem::create_directory(dir);
+    struct Cleanup {
+        std::filesystem::path d;
+        ~Cleanup() { rmdir(d.c_str()); }
+    } cleanup{dir};
+    if (v2 && !std::filesystem::exists(dir / "cpu.max")) {
+        WARN("the cpu controller is not enabled for children of " << base);
+        return;
+    }
+    if (v2) std::ofstream(dir / "cpu.max") << "50000 100000\n";
+    else std::ofstream(dir / "cpu.cfs_quota_us") << "50000\n";
+    Run r = run({"sh", "-c", "echo $$ > " + (dir / "cgroup.procs").string() + " && exec " + rxtuneBin() + " detect --json"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    const json q = json::parse(r.out)["host"]["cgroup"]["cpu_quota"];
+    INFO(q.dump());
+    CHECK(q["limited"] == true);
+    CHECK(q["cpus"].get<double>() == Approx(0.5));
+    CHECK(q["quota_us"] == 50000);
+    CHECK(q["source"].get<std::string>().find(name) != std::string::npos);
+    Run text = run({"sh", "-c", "echo $$ > " + (dir / "cgroup.procs").string() + " && exec " + rxtuneBin() + " detect"});
+    CHECK(text.out.find("CPU quota 0.50 CPUs' worth of time (50000/100000 us") != std::string::npos);
+    // Outside it: no limit on this path.
+    CHECK(json::parse(run({rxtuneBin(), "detect", "--json"}).out)["host"]["cgroup"]["cpu_quota"]["limited"] == false);
 }

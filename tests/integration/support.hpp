@@ -225,6 +225,7 @@ public:
         return status_;
     }
     std::string log() const { return slurp(log_); }
+    pid_t pid() const { return pid_; }  // `ip netns exec` execs the command: this is its pid
 
 private:
     std::filesystem::path log_;

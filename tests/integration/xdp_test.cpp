@@ -137,3 +137,24 @@ TEST_CASE("XDP steering is re-installed when the device is re-created", "[integr
     CHECK(run(p.rxtune({"revert"})).status == 0);
     CHECK_FALSE(std::filesystem::exists(p.pinDir()));
 }
+
+TEST_CASE("XDP steering refuses a bpffs that would vanish with a private mount namespace", "[integration][xdp]") {
+    Pair p;
+    std::ofstream(p.dir / "xdp.yaml") << "match:\n  interfaces: ['x0']\n  virtual: include\nsteering:\n  mode: xdp\n";
+    // `ip netns exec` gives rxtune a fresh /sys in a mount namespace of its own: the default
+    // --bpf-dir /sys/fs/bpf/rxtune lands on a bpffs nobody else can see, gone when rxtune exits.
+    Run apply = run({"ip", "netns", "exec", p.srv.name(), rxtuneBin(), "apply", "--profile", (p.dir / "xdp.yaml").string(),
+                     "--state-dir", (p.dir / "state").string(), "--run-dir", (p.dir / "run").string()});
+    INFO(apply.out << apply.err);
+    CHECK(apply.status == 1);
+    CHECK(apply.err.find("private mount namespace") != std::string::npos);
+    CHECK(apply.err.find("--bpf-dir") != std::string::npos);
+    // Nothing changed: no program on the device, RPS as it was.
+    CHECK(p.srv.ip({"-d", "link", "show", "x0"}).find("xdp") == std::string::npos);
+    CHECK(p.srv.sysfsRead("class/net/x0/queues/rx-0/rps_cpus").find_first_not_of("0,\n") == std::string::npos);
+    // The same apply with a bpffs of the host's mount namespace works.
+    Run ok = run(p.rxtune({"apply", "--profile", (p.dir / "xdp.yaml").string()}));
+    INFO(ok.out << ok.err);
+    CHECK(ok.status == 0);
+    CHECK(run(p.rxtune({"revert"})).status == 0);
+}

@@ -69,6 +69,9 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
     auto cpus = cgroupCpus(fs, host, choice.cgroupPath);
     if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
     opts.cgroupCpus[choice.cgroupPath] = *cpus;
+    auto quota = cgroupQuota(fs, host, choice.cgroupPath);
+    if (!quota) return failWith(profileError(choice.where, "steering.cpus", quota.error().message()));
+    opts.cgroupQuota[choice.cgroupPath] = *quota;
     return {};
 }
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 
 #include "core/cpuset.hpp"
 #include "core/result.hpp"
@@ -22,6 +23,11 @@ struct XdpSpec {
     static Result<XdpSpec> parse(const std::string& text);  // "" is an error; callers treat "" as none
     bool operator==(const XdpSpec& o) const { return cpus == o.cpus && mode == o.mode && qsize == o.qsize; }
 };
+
+// Whether /proc/<pid>/mountinfo text lists a bpf filesystem with this device number: the test of
+// whether pins on that bpffs outlive this process (PID 1's mount namespace has it) or vanish with
+// a private mount namespace (`ip netns exec` makes one, with a fresh /sys).
+bool mountinfoHasBpf(std::string_view mountinfo, unsigned major, unsigned minor);
 
 class XdpSteering {
 public:

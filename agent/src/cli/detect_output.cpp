@@ -17,6 +17,11 @@ json cpuMap(const std::map<unsigned, CpuSet>& m) {
 
 std::string orDash(const std::string& s) { return s.empty() ? "-" : s; }
 
+json quotaJson(const CpuQuota& q) {
+    if (!q.limited) return {{"limited", false}};
+    return {{"limited", true}, {"cpus", q.cpus}, {"quota_us", q.quotaUs}, {"period_us", q.periodUs}, {"source", q.source}};
+}
+
 std::string nowMax(std::uint32_t now, std::uint32_t max) { return std::to_string(now) + "/" + std::to_string(max); }
 
 }  // namespace
@@ -32,7 +37,8 @@ json toJson(const Topology& h) {
     j["cgroup"] = {{"version", h.cgroupVersion},
                    {"path", h.cgroupPath},
                    {"effective_cpus", h.cgroupCpus.toList()},
-                   {"source", h.cgroupCpusSource}};
+                   {"source", h.cgroupCpusSource},
+                   {"cpu_quota", quotaJson(h.cgroupQuota)}};
     json gov = json::object();
     for (const auto& [cpu, g] : h.governors) gov[std::to_string(cpu)] = g;
     j["cpufreq"] = {{"available", h.cpufreq}, {"governors", gov}, {"available_governors", h.availableGovernors}};
@@ -126,6 +132,7 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
     out << "  SMT " << (smt ? "on" : "off") << "\n";
     out << "  cgroup " << h.cgroupVersion << " " << orDash(h.cgroupPath) << ", effective cpuset "
         << h.cgroupCpus.toList() << " (" << h.cgroupCpusSource << ")\n";
+    out << "  CPU quota " << describe(h.cgroupQuota, h.cgroupCpus.count()) << "\n";
     if (h.cpufreq) {
         std::map<std::string, CpuSet> byGov;
         for (const auto& [cpu, g] : h.governors) byGov[g].add(cpu);

@@ -1,6 +1,7 @@
 // Value types describing the host: CPUs, NUMA, cpusets, governors and managed sysctls.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,18 @@ struct SysctlValue {
     std::string value;     // whitespace-normalised ("4096 131072 6291456")
 };
 
+// A cgroup's CPU bandwidth limit: containers limit CPU time, not CPU count, so a cpuset of 16 CPUs
+// may come with the time of 2.
+struct CpuQuota {
+    bool limited = false;
+    double cpus = 0;                          // quota / period: CPUs' worth of time per period
+    std::int64_t quotaUs = -1, periodUs = 0;  // the tightest level's values (-1: unlimited)
+    std::string source;                       // the file it was read from ("" when unlimited everywhere)
+};
+
+// "0.50 CPUs' worth of time (50000/100000 us, <file>)", and whether that is far below the cpuset.
+std::string describe(const CpuQuota& q, unsigned cpusetCpus);
+
 struct Topology {
     CpuSet online, possible, isolated, nohzFull;
     std::map<unsigned, CpuSet> smtSiblings;  // cpu -> its thread siblings (itself included)
@@ -34,6 +47,9 @@ struct Topology {
     CpuSet cgroupCpus;                       // its effective cpuset; online CPUs when unrestricted
     std::string cgroupCpusSource;            // the file it was read from, or "online"
     std::string cgroupRoot;                  // FileTree path of the cpuset hierarchy's mount
+    std::string cgroupCpuRoot;               // ... and of the cpu (bandwidth) controller's (v2: the same)
+    std::string cgroupCpuPath;               // rxtune's cgroup in the cpu controller's hierarchy
+    CpuQuota cgroupQuota;                    // its CPU bandwidth limit, the tightest along its path
     bool cpufreq = false;
     std::map<unsigned, std::string> governors;  // cpu -> scaling_governor
     std::vector<std::string> availableGovernors;

@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
@@ -18,7 +19,7 @@
 #include <map>
 #include <optional>
 
-#include <prometheus/exposer.h>
+#include <prometheus/text_serializer.h>
 
 #include "apply/apply.hpp"
 #include "apply/prepare.hpp"
@@ -33,6 +34,7 @@
 #include "state/journal.hpp"
 #include "sys/events.hpp"
 #include "sys/netlink.hpp"
+#include "sys/scrape_server.hpp"
 
 #ifndef RXTUNE_VERSION
 #define RXTUNE_VERSION "0.0.0"
@@ -490,7 +492,7 @@ int Agent::run() {
 }  // namespace
 
 int runDaemon(const std::string& configPath, bool configGiven) {
-    // Block the signals before any thread exists (the HTTP exposer starts several): threads inherit
+    // Block the signals before any thread exists (the scrape server's): threads inherit
     // the mask, so TERM/INT/HUP reach only the signalfd of the event loop.
     sigset_t set;
     sigemptyset(&set);
@@ -502,24 +504,28 @@ int runDaemon(const std::string& configPath, bool configGiven) {
         return 1;
     }
     checkCapabilities(loaded->config);
+    // Scrape clients are connections: take the hard descriptor limit (systemd's LimitNOFILE) as ours.
+    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
+        lim.rlim_cur = lim.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &lim);
+    }
     auto lock = StateLock::acquire(loaded->config.runDir);
     if (!lock) {
         LOG_E(lock.error().message());
         return 1;
     }
     Metrics metrics(RXTUNE_VERSION);
-    std::unique_ptr<prometheus::Exposer> exposer;
-    try {
-        // Enough threads that clients which connect and never finish a request cannot starve
-        // scrapes; they are cut off after request_timeout_ms.
-        exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-            "listening_ports", loaded->config.listen, "num_threads", std::to_string(loaded->config.httpThreads),
-            "request_timeout_ms", "5000", "enable_keep_alive", "no"});
-    } catch (const std::exception& e) {
-        LOG_E("cannot listen on " + loaded->config.listen + ": " + e.what());
+    // One non-blocking thread serves scrapes: idle or slow clients cannot hold it (sys/scrape_server).
+    ScrapeServerOptions http;
+    http.listen = loaded->config.listen;
+    http.maxConnections = loaded->config.httpMaxConnections;
+    http.requestTimeout = loaded->config.httpTimeout;
+    auto registry = metrics.registry();
+    auto server = ScrapeServer::start(http, [registry] { return prometheus::TextSerializer().Serialize(registry->Collect()); });
+    if (!server) {
+        LOG_E("cannot listen on " + loaded->config.listen + ": " + server.error().message());
         return 1;
     }
-    exposer->RegisterCollectable(metrics.registry());
     FileTree fs("/");
     auto nl = Netlink::open();
     if (!nl) {

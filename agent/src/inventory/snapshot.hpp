@@ -20,6 +20,9 @@ struct HostSnapshot {
 Result<Topology> readTopology(const FileTree& fs);
 // Effective cpuset of another cgroup (a profile's "cgroup:/system.slice/nginx.service").
 Result<CpuSet> cgroupCpus(const FileTree& fs, const Topology& t, const std::string& cgroupPath);
+// A cgroup's CPU bandwidth limit (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us), the
+// tightest along its path up to the root; unlimited where no level limits it.
+Result<CpuQuota> cgroupQuota(const FileTree& fs, const Topology& t, const std::string& cgroupPath);
 // Reads sysctls a profile names beyond the managed set into t.sysctls (absent ones marked so).
 Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::string>& keys);
 

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
@@ -57,6 +58,57 @@ std::string joinCg(const MountEntry& m, const std::string& cgPath) {
     return out;
 }
 
+bool parseI64(const std::string& s, std::int64_t& v) {
+    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
+}
+
+// One level's limit: v2 "cpu.max" ("max 100000" or "50000 100000"), v1 cfs_quota_us (-1 when
+// unlimited) with cfs_period_us. nullopt: this level does not limit.
+Result<std::optional<CpuQuota>> quotaAt(const FileTree& fs, const std::string& version, const std::string& dir) {
+    std::int64_t quota = -1, period = 0;
+    std::string source;
+    if (version == "v2") {
+        source = dir + "/cpu.max";
+        if (!fs.exists(source)) return std::optional<CpuQuota>();
+        auto text = fs.read(source);
+        if (!text) return failWith(text.error());
+        auto f = splitFields(*text);
+        if (f.size() != 2 || !parseI64(f[1], period) || period <= 0 || (f[0] != "max" && (!parseI64(f[0], quota) || quota <= 0)))
+            return fail(EINVAL, "parse", fs.full(source), "'" + trimmed(*text) + "' is not '<quota|max> <period>'");
+    } else {
+        source = dir + "/cpu.cfs_quota_us";
+        const std::string periodFile = dir + "/cpu.cfs_period_us";
+        if (!fs.exists(source) || !fs.exists(periodFile)) return std::optional<CpuQuota>();
+        auto q = fs.read(source), p = fs.read(periodFile);
+        if (!q) return failWith(q.error());
+        if (!p) return failWith(p.error());
+        if (!parseI64(trimmed(*q), quota)) return fail(EINVAL, "parse", fs.full(source), "'" + trimmed(*q) + "' is not a number");
+        if (!parseI64(trimmed(*p), period) || period <= 0)
+            return fail(EINVAL, "parse", fs.full(periodFile), "'" + trimmed(*p) + "' is not a period");
+    }
+    if (quota <= 0) return std::optional<CpuQuota>();
+    CpuQuota c;
+    c.limited = true;
+    c.quotaUs = quota;
+    c.periodUs = period;
+    c.cpus = static_cast<double>(quota) / static_cast<double>(period);
+    c.source = fs.full(source);
+    return std::optional<CpuQuota>(c);
+}
+
+// The tightest limit from `dir` up to `root` (each level's quota caps everything below it).
+Result<CpuQuota> tightestQuota(const FileTree& fs, const std::string& version, const std::string& root, const std::string& dir) {
+    CpuQuota best;
+    for (std::string d = dir;; d = d.substr(0, d.rfind('/'))) {
+        auto q = quotaAt(fs, version, d);
+        if (!q) return failWith(q.error());
+        if (*q && (!best.limited || (*q)->cpus < best.cpus)) best = **q;
+        if (d.size() <= root.size() || d.rfind('/') == std::string::npos) break;
+    }
+    return best;
+}
+
 // rxtune's own cgroup and effective cpuset, v2 (unified) or v1 (cpuset hierarchy).
 Result<void> readCgroup(const FileTree& fs, Topology& t) {
     t.cgroupVersion = "none";
@@ -64,7 +116,7 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
     t.cgroupCpusSource = "online";
     auto cg = fs.read("proc/self/cgroup");
     if (!cg) return cg.error().code == ENOENT ? Result<void>{} : failWith(cg.error());
-    std::string v1Path, v2Path;
+    std::string v1Path, v1CpuPath, v2Path;
     bool haveV2 = false;
     for (const auto& line : splitLines(*cg)) {
         auto first = line.find(':');
@@ -76,8 +128,9 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
         if (id == "0" && ctl.empty()) {
             haveV2 = true;
             v2Path = path;
-        } else if (hasOption(ctl, "cpuset")) {
-            v1Path = path;
+        } else {
+            if (hasOption(ctl, "cpuset")) v1Path = path;
+            if (hasOption(ctl, "cpu")) v1CpuPath = path;
         }
     }
     auto mi = fs.read("proc/self/mountinfo");
@@ -103,6 +156,20 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
             }
             if (d.find('/') == std::string::npos || d == "sys/fs/cgroup") break;
         }
+        if (!v1CpuPath.empty()) {
+            // The cpu controller is a hierarchy of its own in v1 (often co-mounted with cpuacct).
+            t.cgroupCpuPath = v1CpuPath;
+            t.cgroupCpuRoot = "sys/fs/cgroup/cpu";
+            std::string cpuDir = "sys/fs/cgroup/cpu/" + v1CpuPath;
+            for (const auto& m : mounts)
+                if (m.fsType == "cgroup" && hasOption(m.superOptions, "cpu")) {
+                    cpuDir = joinCg(m, v1CpuPath);
+                    t.cgroupCpuRoot = joinCg(m, m.root);
+                }
+            auto q = tightestQuota(fs, "v1", t.cgroupCpuRoot, joinCg(MountEntry{"/", "/" + cpuDir, "", ""}, "/"));
+            if (!q) return failWith(q.error());
+            t.cgroupQuota = *q;
+        }
         return {};
     }
     if (haveV2) {
@@ -125,6 +192,11 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
             }
             if (d == base || d.rfind('/') == std::string::npos) break;
         }
+        t.cgroupCpuRoot = base;
+        t.cgroupCpuPath = v2Path;
+        auto q = tightestQuota(fs, "v2", base, dir);
+        if (!q) return failWith(q.error());
+        t.cgroupQuota = *q;
     }
     return {};
 }
@@ -144,6 +216,15 @@ Result<CpuSet> cgroupCpus(const FileTree& fs, const Topology& t, const std::stri
         if (d.size() <= t.cgroupRoot.size() || d.rfind('/') == std::string::npos) break;
     }
     return t.online;
+}
+
+Result<CpuQuota> cgroupQuota(const FileTree& fs, const Topology& t, const std::string& cgroupPath) {
+    if (t.cgroupVersion == "none" || t.cgroupCpuRoot.empty()) return CpuQuota{};
+    if (!cgroupPath.starts_with("/") || cgroupPath.find("..") != std::string::npos)
+        return fail(EINVAL, "cgroup", cgroupPath, "must be absolute without '..'");
+    const std::string dir = joinCg(MountEntry{"/", "/" + t.cgroupCpuRoot, "", ""}, cgroupPath);
+    if (!fs.exists(dir)) return CpuQuota{};  // no such cgroup in the cpu hierarchy: nothing limits it there
+    return tightestQuota(fs, t.cgroupVersion, t.cgroupCpuRoot, dir);
 }
 
 Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::string>& keys) {

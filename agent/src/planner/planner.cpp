@@ -99,6 +99,8 @@ Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host,
                 return failWith(profileError(choice.where, "steering.cpus", "cgroup " + choice.cgroupPath + " does not exist"));
             t.cpus = it->second & host.online;
             t.notes.push_back("cgroup " + choice.cgroupPath + " runs on CPUs " + t.cpus.toList());
+            if (auto q = opts.cgroupQuota.find(choice.cgroupPath); q != opts.cgroupQuota.end() && q->second.limited)
+                t.notes.push_back("cgroup " + choice.cgroupPath + " CPU quota: " + describe(q->second, t.cpus.count()));
             break;
         }
     }
@@ -252,6 +254,8 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
             auto ex = opts.autoExplain.find(nic->name);
             if (opts.explain && ex != opts.autoExplain.end())
                 for (const auto& line : ex->second) p.explanation.push_back(nic->name + ": " + line);
+            if (opts.explain)
+                for (const auto& n : targets->notes) p.explanation.push_back(nic->name + ": " + n);
             auto it = opts.autoTargets.find(nic->name);
             if (it == opts.autoTargets.end() || it->second.empty()) {
                 p.skipped.push_back({nic->name + " steering", "mode auto: off (the measurement does not call for it)"});

@@ -15,6 +15,7 @@ struct PlanOptions {
     std::vector<std::string> interfaces;          // explicit choice; wins over the profile's match
     bool explicitInterfaces = false;              // use `interfaces` even when it is empty
     std::map<std::string, CpuSet> cgroupCpus;     // effective cpuset of each cgroup the profile names
+    std::map<std::string, CpuQuota> cgroupQuota;  // and its CPU bandwidth limit
     bool explain = false;                         // fill Plan::explanation (plan --explain)
     // steering: mode: auto: what the measurement decided per interface (absent or empty: off), and
     // why, one line per CPU and a verdict (for plan --explain).

@@ -1,6 +1,7 @@
 #include "profile/daemon_config.hpp"
 
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -17,20 +18,9 @@ namespace {
 using yamlcfg::bad;
 using yamlcfg::scalar;
 
-// "30s", "500ms", "2m" or a bare number of seconds.
-std::chrono::milliseconds duration(const YAML::Node& n, const std::string& key, long minMs) {
-    const std::string s = scalar(n, key);
-    long v = 0;
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    const std::string unit(p, s.data() + s.size());
-    if (ec != std::errc() || v < 0) bad(n, key, "expected a duration such as 30s or 500ms, got '" + s + "'");
-    long ms = 0;
-    if (unit.empty() || unit == "s") ms = v * 1000;
-    else if (unit == "ms") ms = v;
-    else if (unit == "m") ms = v * 60000;
-    else bad(n, key, "unknown unit '" + unit + "' (use ms, s or m)");
-    if (ms < minMs) bad(n, key, "must be at least " + std::to_string(minMs) + "ms");
-    return std::chrono::milliseconds(ms);
+// The shared duration syntax, from 100 ms to a day.
+std::chrono::milliseconds duration(const YAML::Node& n, const std::string& key) {
+    return std::chrono::milliseconds(static_cast<long>(std::lround(yamlcfg::seconds(n, key, 0.1, 86400) * 1000)));
 }
 
 }  // namespace
@@ -39,10 +29,10 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
     DaemonConfig c;
     c.file = file;
     try {
-        YAML::Node root = YAML::Load(text);
-        if (root.IsNull()) return c;
+        YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",
-                                        "state_dir", "run_dir", "bpf_dir", "http_threads", "datapaths", "bpf_accounting",
+                                        "state_dir", "run_dir", "bpf_dir", "http_threads", "http_max_connections", "http_timeout",
+                                        "datapaths", "bpf_accounting",
                                         "bpf_max_softirq_rate"});
         if (auto n = root["profile"]) c.profile = scalar(n, "profile");
         if (auto n = root["interfaces"]) {
@@ -62,8 +52,8 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
             if (colon == std::string::npos || ec != std::errc() || p != ps.data() + ps.size() || port > 65535)
                 bad(n, "listen", "expected address:port such as 0.0.0.0:9867, got '" + c.listen + "'");
         }
-        if (auto n = root["drift_interval"]) c.driftInterval = duration(n, "drift_interval", 100);
-        if (auto n = root["metrics_interval"]) c.metricsInterval = duration(n, "metrics_interval", 100);
+        if (auto n = root["drift_interval"]) c.driftInterval = duration(n, "drift_interval");
+        if (auto n = root["metrics_interval"]) c.metricsInterval = duration(n, "metrics_interval");
         if (auto n = root["on_stop"]) {
             auto v = scalar(n, "on_stop");
             if (v == "revert") c.revertOnStop = true;
@@ -92,7 +82,11 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
                 c.datapaths.push_back(path);
             }
         }
-        if (auto n = root["http_threads"]) c.httpThreads = yamlcfg::integer<unsigned>(n, "http_threads", 2, 64);
+        if (auto n = root["http_threads"])
+            bad(n, "http_threads", "no longer used: one non-blocking thread serves every connection (see http_max_connections, http_timeout)");
+        if (auto n = root["http_max_connections"])
+            c.httpMaxConnections = yamlcfg::integer<std::size_t>(n, "http_max_connections", 16, 65536);
+        if (auto n = root["http_timeout"]) c.httpTimeout = duration(n, "http_timeout");
     } catch (const yamlcfg::ConfigError& e) {
         return yamlcfg::located(file, e.mark, e.key, e.what);
     } catch (const YAML::Exception& e) {

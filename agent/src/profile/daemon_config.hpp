@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -27,7 +28,8 @@ struct DaemonConfig {
     std::string bpfDir = "/sys/fs/bpf/rxtune";
     BpfAccounting bpfAccounting = BpfAccounting::kAuto;
     std::uint64_t bpfMaxSoftirqRate = 100000;
-    unsigned httpThreads = 8;
+    std::size_t httpMaxConnections = 4096;         // scrape endpoint: open connections at most
+    std::chrono::milliseconds httpTimeout{10000};  // to send a request and take the answer
     // rxtune-dp telemetry sockets to export as rxtune_datapath_* (an absent one shows up = 0).
     std::vector<std::string> datapaths = {"/var/run/dpdk/rxtune-dp/dpdk_telemetry.v2"};
 };

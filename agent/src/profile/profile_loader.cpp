@@ -12,6 +12,7 @@
 
 #include "core/paths.hpp"
 #include "profile/profile.hpp"
+#include "profile/yaml_config.hpp"
 
 #ifndef RXTUNE_PROFILE_DIRS
 #define RXTUNE_PROFILE_DIRS "/etc/rxtune/profiles"
@@ -60,61 +61,19 @@ public:
         throw ProfileError{at(n), key, what};
     }
 
+    // The shared YAML rules (yaml_config.hpp); their errors become ProfileErrors in Loader::load.
     void requireMap(const YAML::Node& n, const std::string& key, const std::set<std::string>& allowed) const {
-        if (!n.IsMap()) error(n, key, "expected a mapping");
-        for (const auto& kv : n) {
-            const auto k = kv.first.as<std::string>();
-            if (!allowed.count(k)) {
-                std::string list;
-                for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-                error(kv.first, key.empty() ? k : key + "." + k, "unknown key (expected one of: " + list + ")");
-            }
-        }
+        yamlcfg::requireKeys(n, key, allowed);
     }
 
-    std::string str(const YAML::Node& n, const std::string& key) const {
-        if (!n.IsScalar()) error(n, key, "expected a string");
-        return n.as<std::string>();
-    }
-
-    bool boolean(const YAML::Node& n, const std::string& key) const {
-        if (!n.IsScalar()) error(n, key, "expected true or false");
-        const auto s = n.Scalar();
-        if (s == "true" || s == "yes" || s == "on") return true;
-        if (s == "false" || s == "no" || s == "off") return false;
-        error(n, key, "expected true or false, got '" + s + "'");
-    }
-
-    // 0.6, or "60%"
-    double fraction(const YAML::Node& n, const std::string& key) const {
-        std::string v = str(n, key);
-        const bool percent = !v.empty() && v.back() == '%';
-        if (percent) v.pop_back();
-        char* end = nullptr;
-        double d = std::strtod(v.c_str(), &end);
-        if (v.empty() || *end != '\0') error(n, key, "expected a fraction such as 0.6 or 60%, got '" + str(n, key) + "'");
-        if (percent) d /= 100;
-        if (d < 0 || d > 1) error(n, key, "must be between 0 and 1 (0% and 100%), got '" + str(n, key) + "'");
-        return d;
-    }
-
-    // "15s", "500ms", "5m" or a number of seconds.
+    std::string str(const YAML::Node& n, const std::string& key) const { return yamlcfg::scalar(n, key); }
+    bool boolean(const YAML::Node& n, const std::string& key) const { return yamlcfg::boolean(n, key); }
+    double fraction(const YAML::Node& n, const std::string& key) const { return yamlcfg::fraction(n, key); }
     double seconds(const YAML::Node& n, const std::string& key, double lo, double hi) const {
-        std::string v = str(n, key);
-        char* end = nullptr;
-        double d = std::strtod(v.c_str(), &end);
-        const std::string unit = end ? std::string(end) : "";
-        if (end == v.c_str()) error(n, key, "expected a duration such as 15s, 500ms or 5m, got '" + v + "'");
-        if (unit == "ms") d /= 1000;
-        else if (unit == "m") d *= 60;
-        else if (!unit.empty() && unit != "s") error(n, key, "unknown unit '" + unit + "' (use ms, s or m)");
-        if (d < lo || d > hi) error(n, key, "must be from " + std::to_string(lo) + " to " + std::to_string(hi) + " seconds, got '" + v + "'");
-        return d;
+        return yamlcfg::seconds(n, key, lo, hi);
     }
-
     std::int64_t integer(const YAML::Node& n, const std::string& key, std::int64_t lo, std::int64_t hi) const {
-        if (!n.IsScalar()) error(n, key, "expected an integer");
-        return parseInt(n, key, n.Scalar(), lo, hi);
+        return yamlcfg::integer<std::int64_t>(n, key, lo, hi);
     }
 
     std::int64_t parseInt(const YAML::Node& n, const std::string& key, const std::string& s, std::int64_t lo,
@@ -141,7 +100,6 @@ public:
 
     Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
         Partial p;
-        if (root.IsNull()) return p;
         requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath"});
         if (auto inc = root["include"]) {
             for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
@@ -361,14 +319,20 @@ public:
     Partial load(const std::string& text, const std::string& file, std::vector<std::string>& stack) {
         Parser parser(file);
         YAML::Node root;
+        std::vector<std::pair<std::string, YAML::Node>> includes;
+        Partial own;
         try {
-            root = YAML::Load(text);
+            root = yamlcfg::loadDocument(text, "profile");
+            own = parser.parse(root, includes);
         } catch (const YAML::ParserException& e) {
             throw ProfileError{{file, static_cast<unsigned>(e.mark.line + 1), static_cast<unsigned>(e.mark.column + 1)},
                                "", "malformed YAML: " + e.msg};
+        } catch (const yamlcfg::ConfigError& e) {
+            const bool placed = e.mark.line >= 0;
+            throw ProfileError{{file, placed ? static_cast<unsigned>(e.mark.line + 1) : 0u,
+                                placed ? static_cast<unsigned>(e.mark.column + 1) : 0u},
+                               e.key, e.what};
         }
-        std::vector<std::pair<std::string, YAML::Node>> includes;
-        Partial own = parser.parse(root, includes);
         Partial merged;
         stack.push_back(file);
         for (const auto& [name, node] : includes) {

@@ -1,8 +1,13 @@
-// Helpers shared by the small YAML configuration loaders (the daemon's, rxtune-dp's): a located
-// error thrown from deep in the parse and turned into `file:line:col: key: what` at the top.
+// The one set of YAML rules for everything rxtune reads (profiles, the daemon's configuration,
+// rxtune-dp's): a located error thrown from deep in a parse and turned into
+// `file:line:col: key: what` at the top, one boolean, number and duration syntax, unique keys in
+// every mapping, and no empty documents.
 #pragma once
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <map>
 #include <set>
 #include <string>
 
@@ -26,15 +31,69 @@ inline std::string scalar(const YAML::Node& n, const std::string& key) {
     return n.Scalar();
 }
 
+// YAML 1.2's booleans only: true or false. (yes/no/on/off are YAML 1.1 and read as strings by
+// every 1.2 tool; accepting them in one file and not in the next was a trap.)
+inline bool boolean(const YAML::Node& n, const std::string& key) {
+    if (!n.IsScalar()) bad(n, key, "expected true or false");
+    const std::string& s = n.Scalar();
+    if (s == "true") return true;
+    if (s == "false") return false;
+    bad(n, key, "expected true or false, got '" + s + "'");
+}
+
 // An integer from lo to hi (both included); anything else is a located error naming the range.
 template <class T>
 T integer(const YAML::Node& n, const std::string& key, T lo, T hi) {
     const std::string s = scalar(n, key);
     T v{};
     auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi)
+    if (s.empty() || ec != std::errc() || p != s.data() + s.size() || v < lo || v > hi)
         bad(n, key, "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi) + ", got '" + s + "'");
     return v;
+}
+
+// A finite decimal number and what follows it ("15s" -> 15, "s"); nan and inf are errors, since
+// every range check against NaN passes.
+inline double finite(const YAML::Node& n, const std::string& key, const std::string& s, std::string& rest,
+                     const std::string& expected) {
+    const char* begin = s.c_str();
+    char* end = nullptr;
+    const double d = std::strtod(begin, &end);
+    if (s.empty() || end == begin || !std::isfinite(d)) bad(n, key, "expected " + expected + ", got '" + s + "'");
+    rest = end;
+    return d;
+}
+
+// 0.6, or "60%"; from 0 to 1.
+inline double fraction(const YAML::Node& n, const std::string& key) {
+    std::string v = scalar(n, key), rest;
+    const bool percent = !v.empty() && v.back() == '%';
+    if (percent) v.pop_back();
+    double d = finite(n, key, v, rest, "a fraction such as 0.6 or 60%");
+    if (!rest.empty()) bad(n, key, "expected a fraction such as 0.6 or 60%, got '" + n.Scalar() + "'");
+    if (percent) d /= 100;
+    if (d < 0 || d > 1) bad(n, key, "must be between 0 and 1 (0% and 100%), got '" + n.Scalar() + "'");
+    return d;
+}
+
+// "15s", "500ms", "5m" or a bare number of seconds, from lo to hi seconds.
+inline double seconds(const YAML::Node& n, const std::string& key, double lo, double hi) {
+    const std::string v = scalar(n, key);
+    std::string unit;
+    double d = finite(n, key, v, unit, "a duration such as 15s, 500ms or 5m");
+    if (unit == "ms") d /= 1000;
+    else if (unit == "m") d *= 60;
+    else if (!unit.empty() && unit != "s") bad(n, key, "unknown unit '" + unit + "' (use ms, s or m)");
+    if (d < lo || d > hi) {
+        auto num = [](double x) {
+            std::string t = std::to_string(x);
+            t.erase(t.find_last_not_of('0') + 1);
+            if (!t.empty() && t.back() == '.') t.pop_back();
+            return t;
+        };
+        bad(n, key, "must be from " + num(lo) + " to " + num(hi) + " seconds, got '" + v + "'");
+    }
+    return d;
 }
 
 // Every key of the mapping n must be one of `keys`; the error lists them.
@@ -49,10 +108,48 @@ inline void requireKeys(const YAML::Node& n, const std::string& where, const std
     }
 }
 
+// yaml-cpp keeps both entries of a key given twice and lookups see the last: YAML forbids it.
+inline void requireUniqueKeys(const YAML::Node& n, const std::string& path = "", unsigned depth = 0) {
+    if (depth > 64) bad(n, path, "nested too deeply");
+    if (n.IsSequence()) {
+        for (const auto& e : n) requireUniqueKeys(e, path, depth + 1);
+        return;
+    }
+    if (!n.IsMap()) return;
+    std::map<std::string, YAML::Mark> seen;
+    for (const auto& kv : n) {
+        const std::string k = kv.first.IsScalar() ? kv.first.Scalar() : "";
+        const std::string here = path.empty() ? k : path + "." + k;
+        if (kv.first.IsScalar()) {
+            auto [it, fresh] = seen.emplace(k, kv.first.Mark());
+            if (!fresh)
+                bad(kv.first, here, "duplicate key: already given on line " + std::to_string(it->second.line + 1) +
+                                        " (a key may appear once in a mapping)");
+        }
+        requireUniqueKeys(kv.second, here, depth + 1);
+    }
+}
+
+// The document of a configuration file: parsed, keys unique everywhere, and not empty (0 bytes or
+// comments only is almost always a truncated write or a wrong path, never an intended no-op).
+inline YAML::Node loadDocument(const std::string& text, const std::string& what) {
+    YAML::Node root = YAML::Load(text);
+    if (root.IsNull())
+        throw ConfigError{root.Mark(), "", "empty " + what + " (no settings at all: a truncated write or a wrong path?)"};
+    requireUniqueKeys(root);
+    return root;
+}
+
+inline std::string where(const std::string& file, const YAML::Mark& m) {
+    // An empty document has no position; name the file alone.
+    if (m.line < 0) return file;
+    return file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+}
+
 inline tl::unexpected<Error> located(const std::string& file, const YAML::Mark& m, const std::string& key,
                                      const std::string& what) {
-    std::string where = file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-    return fail(EINVAL, key.empty() ? where : where + ": " + key, "", what);
+    const std::string at = where(file, m);
+    return fail(EINVAL, key.empty() ? at : at + ": " + key, "", what);
 }
 
 }  // namespace rxtune::yamlcfg

@@ -15,3 +15,17 @@ TEST_CASE("XDP steering specs round-trip and reject garbage", "[xdp]") {
     for (const char* bad : {"", "detached", "cpus=", "cpus=1 mode=fast", "cpus=1 qsize=0", "cpus=x", "mode=generic", "cpus=1 colour=red"})
         CHECK_FALSE(XdpSpec::parse(bad));
 }
+
+TEST_CASE("a bpffs is durable only when PID 1's mount namespace has it", "[xdp]") {
+    const char* host =
+        "22 1 252:0 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+        "36 22 0:39 / /sys/fs/bpf rw,nosuid,nodev,noexec,relatime shared:17 - bpf bpf rw,mode=700\n"
+        "47 27 0:40 / /tmp/lab/bpffs rw,relatime - bpf bpf rw\n"
+        "50 22 0:41 / /run rw - tmpfs tmpfs rw\n";
+    CHECK(mountinfoHasBpf(host, 0, 39));
+    CHECK(mountinfoHasBpf(host, 0, 40));
+    CHECK_FALSE(mountinfoHasBpf(host, 0, 41));   // a tmpfs with that device is not a bpffs
+    CHECK_FALSE(mountinfoHasBpf(host, 0, 77));   // mounted only in a private namespace
+    CHECK_FALSE(mountinfoHasBpf("", 0, 39));
+    CHECK_FALSE(mountinfoHasBpf("garbage\n36 22\n", 0, 39));
+}

@@ -83,7 +83,7 @@ TEST_CASE("datapath config: a CPU this process may not use is refused") {
 }
 
 TEST_CASE("datapath config: counts and sizes are checked against each other") {
-    CHECK(errorOf("").find("config nic.device: no NIC port") == 0);
+    CHECK(errorOf("tap: {name: rxdp0}\n").find("config nic.device: no NIC port") == 0);
     CHECK(errorOf("nic: {device: net_af_packet0}\n").find("needs iface=") != std::string::npos);
     CHECK(errorOf("nic: {device: net_null0}\nworkers: {cpus: [1, 2], weights: [1]}\n").find("1 weights for 2 workers") != std::string::npos);
     CHECK(errorOf("nic: {device: net_null0}\nring_size: 1000\n").find("power of two") != std::string::npos);
@@ -100,4 +100,12 @@ TEST_CASE("datapath config: device strings") {
     CHECK(portNameOf("0000:03:00.0") == "0000:03:00.0");
     CHECK(isVdev("net_null0"));
     CHECK_FALSE(isVdev("0000:03:00.0"));
+}
+
+TEST_CASE("datapath config: the shared YAML rules (empty file, duplicate keys, booleans)") {
+    CHECK(errorOf("") == "dp.yaml: empty configuration (no settings at all: a truncated write or a wrong path?)");
+    CHECK(errorOf("nic: {device: net_null0}\nburst: 32\nburst: 64\n") ==
+          "dp.yaml:3:1: burst: duplicate key: already given on line 2 (a key may appear once in a mapping)");
+    CHECK(errorOf("nic:\n  device: net_null0\n  device: net_null1\n").find("dp.yaml:3:3: nic.device: duplicate key") == 0);
+    CHECK(errorOf("nic: {device: net_null0, fix_checksums: on}\n").find("nic.fix_checksums: expected true or false, got 'on'") != std::string::npos);
 }

@@ -75,6 +75,13 @@ TEST_CASE("a 2-NUMA host with a multi-queue NIC inside a v1 cpuset", "[inventory
     CHECK(h.cgroupVersion == "v1");
     CHECK(h.cgroupPath == "/docker/abc123");
     CHECK(h.cgroupCpus == CpuSet::range(8, 15));  // containers lie about CPUs; the cpuset does not
+    // ... and the cpu controller says how much time: 2 CPUs' worth for 8 CPUs.
+    CHECK(h.cgroupCpuPath == "/docker/abc123");
+    REQUIRE(h.cgroupQuota.limited);
+    CHECK(h.cgroupQuota.cpus == Approx(2.0));
+    CHECK(h.cgroupQuota.quotaUs == 200000);
+    CHECK(h.cgroupQuota.source.ends_with("sys/fs/cgroup/cpu,cpuacct/docker/abc123/cpu.cfs_quota_us"));
+    CHECK(describe(h.cgroupQuota, h.cgroupCpus.count()).find("far below its cpuset's 8 CPUs") != std::string::npos);
     const auto& nic = nicNamed(*s, "ens1f0");
     CHECK(nic.numaNode == 1);
     CHECK(nic.rx.size() == 8);
@@ -171,4 +178,24 @@ TEST_CASE("garbage in sysfs or procfs names the device and the path", "[inventor
         if (std::string(c.file).starts_with("sys/class/net/eth0") || std::string(c.file).starts_with("proc/irq"))
             CHECK(msg.find("interface eth0") != std::string::npos);
     }
+}
+
+TEST_CASE("cgroup v2 CPU quota: the tightest level on the path counts", "[inventory]") {
+    auto root = test::fixtureRoot("story-20cpu-single-queue");
+    auto s = snapshotOf(root);
+    REQUIRE(s);
+    const auto& q = s->host.cgroupQuota;
+    REQUIRE(q.limited);
+    CHECK(q.cpus == Approx(4.0));  // the slice's 400000/100000; the service itself says max
+    CHECK(q.source.ends_with("sys/fs/cgroup/system.slice/cpu.max"));
+    FileTree fs(root.string());
+    auto other = cgroupQuota(fs, s->host, "/user.slice");  // not there: nothing limits it
+    REQUIRE(other);
+    CHECK_FALSE(other->limited);
+    CHECK(describe(*other, 20) == "none (no CFS bandwidth limit on the cgroup's path)");
+    CHECK_FALSE(cgroupQuota(fs, s->host, "/../etc"));
+    // A VM's root cgroup: no limit.
+    auto vm = snapshotOf(test::fixtureRoot("vm-no-cpufreq"));
+    REQUIRE(vm);
+    CHECK_FALSE(vm->host.cgroupQuota.limited);
 }

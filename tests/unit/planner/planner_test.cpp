@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/fixture.hpp"
+#include "apply/prepare.hpp"
 #include "planner/planner.hpp"
 
 using namespace rxtune;
@@ -105,6 +106,20 @@ TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
     auto missing = plan(cg, snap("numa2-multi-queue"), {});
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message() == "c.yaml:2:9: steering.cpus: cgroup /docker/abc123 does not exist");
+    // The cgroup's CPU quota, read from the tree, is said where it is far below its cpuset.
+    auto root = test::fixtureRoot("numa2-multi-queue");
+    FileTree fs(root.string());
+    const HostSnapshot host = snap("numa2-multi-queue");
+    PlanOptions real;
+    real.explain = true;
+    REQUIRE(addCgroupCpus(cg, fs, host.host, real));
+    CHECK(real.cgroupQuota.at("/docker/abc123").cpus == Approx(2.0));
+    auto e = plan(cg, host, real).value();
+    bool said = false;
+    for (const auto& line : e.explanation)
+        said = said || (line.find("cgroup /docker/abc123 CPU quota: 2.00 CPUs' worth of time") != std::string::npos &&
+                        line.find("far below its cpuset's 8 CPUs") != std::string::npos);
+    CHECK(said);
 }
 
 TEST_CASE("a CPU that does not exist and an unknown sysctl are located errors", "[planner]") {

@@ -97,7 +97,7 @@ TEST_CASE("steering.auto.candidates: rps and xdp in the order given, each once; 
                              "a.yaml", shipped()).value();
     CHECK(p.steering.autoThresholds.candidates == std::vector<SteeringMode>{SteeringMode::kXdp});
     CHECK(p.steering.autoThresholds.gainMargin == Approx(0.1));
-    CHECK(p.steering.autoThresholds.onRxShare == Approx(0.6));  // the rest inherited
+    CHECK(p.steering.autoThresholds.onRxShare == Approx(0.4));  // the rest inherited
     CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, dpdk]\n") ==
           "bad.yaml:3:23: steering.auto.candidates: expected rps or xdp, got 'dpdk'");
     CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, rps]\n") == "bad.yaml:3:23: steering.auto.candidates: 'rps' is listed twice");
@@ -110,8 +110,8 @@ TEST_CASE("profile errors name file, line, column and key", "[profile]") {
           "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, datapath, description, include, match, steering, sysctl)");
     CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp, auto or none, got 'fast'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: lots\n") ==
-          "bad.yaml:3:19: steering.rfs.flow_entries: expected an integer, got 'lots'");
-    CHECK(errorOf("steering:\n  rfs:\n    flow_entries: -4\n").find("out of range") != std::string::npos);
+          "bad.yaml:3:19: steering.rfs.flow_entries: expected an integer from 0 to 1073741824, got 'lots'");
+    CHECK(errorOf("steering:\n  rfs:\n    flow_entries: -4\n").find("expected an integer from 0 to 1073741824, got '-4'") != std::string::npos);
     CHECK(errorOf("steering:\n  cpus: 0-3,x\n").find("bad.yaml:2:9: steering.cpus") == 0);
     CHECK(errorOf("steering:\n  xps: maybe\n") == "bad.yaml:2:8: steering.xps: expected true or false, got 'maybe'");
     CHECK(errorOf("sysctl:\n  kernel.panic: 1\n") ==
@@ -125,7 +125,7 @@ TEST_CASE("profile errors name file, line, column and key", "[profile]") {
     CHECK(errorOf("cpu:\n  governor: ../../x\n").find("is not a governor name") != std::string::npos);
     CHECK(errorOf("steering:\n  cpus: cgroup:relative\n").find("must be absolute") != std::string::npos);
     CHECK(errorOf("steering:\n  xdp:\n    mode: turbo\n") == "bad.yaml:3:11: steering.xdp.mode: expected generic or native, got 'turbo'");
-    CHECK(errorOf("steering:\n  xdp:\n    qsize: 1\n").find("steering.xdp.qsize: 1 is out of range") != std::string::npos);
+    CHECK(errorOf("steering:\n  xdp:\n    qsize: 1\n").find("steering.xdp.qsize: expected an integer from 8 to 16384, got '1'") != std::string::npos);
 }
 
 TEST_CASE("malformed YAML is located", "[profile]") {
@@ -154,4 +154,24 @@ TEST_CASE("profiles are found by name along the search path, or by path", "[prof
     CHECK(loadProfile((d.path / "mine.yaml").string(), shipped()));
     CHECK_FALSE(loadProfile("../etc/passwd", shipped()));
     CHECK_FALSE(loadProfile("nope", shipped()));
+}
+
+TEST_CASE("profiles: an empty file, a key given twice, a non-finite number and YAML 1.1 booleans are errors", "[profile]") {
+    CHECK(errorOf("") == "bad.yaml: empty profile (no settings at all: a truncated write or a wrong path?)");
+    CHECK(errorOf("# just a comment\n\n") == "bad.yaml: empty profile (no settings at all: a truncated write or a wrong path?)");
+    CHECK(errorOf("sysctl:\n  net.core.somaxconn: 1\n  net.core.somaxconn: 2\n") ==
+          "bad.yaml:3:3: sysctl.net.core.somaxconn: duplicate key: already given on line 2 (a key may appear once in a mapping)");
+    CHECK(errorOf("steering:\n  mode: rps\nsteering:\n  mode: none\n").find("bad.yaml:3:1: steering: duplicate key") == 0);
+    CHECK(errorOf("steering:\n  auto: {rx_share: nan}\n").find("steering.auto.rx_share: expected a fraction") != std::string::npos);
+    CHECK(errorOf("steering:\n  auto: {busy: .nan}\n").find("steering.auto.busy: expected a fraction") != std::string::npos);
+    CHECK(errorOf("steering:\n  auto: {window: inf}\n").find("steering.auto.window: expected a duration") != std::string::npos);
+    CHECK(errorOf("steering:\n  auto: {backoff: -infs}\n").find("expected a duration") != std::string::npos);
+    CHECK(errorOf("steering:\n  xps: yes\n") == "bad.yaml:2:8: steering.xps: expected true or false, got 'yes'");
+    // An included file that is empty is named.
+    TempDir d;
+    std::ofstream(d.path / "empty.yaml") << "";
+    std::ofstream(d.path / "child.yaml") << "include: empty\n";
+    auto p = loadProfile("child", {d.path.string()});
+    REQUIRE_FALSE(p);
+    CHECK(p.error().message() == (d.path / "empty.yaml").string() + ": empty profile (no settings at all: a truncated write or a wrong path?)");
 }

@@ -1,0 +1,236 @@
+#include "sys/scrape_server.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <list>
+#include <map>
+
+namespace rxtune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Conn {
+    UniqueFd fd;
+    Clock::time_point deadline;
+    std::string in, out;
+    std::size_t sent = 0;
+    bool writing = false;
+    std::list<int>::iterator age;  // its place in accept order (oldest first)
+};
+
+std::string response(int code, const char* reason, const std::string& type, const std::string& body) {
+    return "HTTP/1.1 " + std::to_string(code) + " " + reason + "\r\nContent-Type: " + type +
+           "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+}
+
+Result<sockaddr_storage> parseListen(const std::string& listen, socklen_t& len) {
+    auto colon = listen.rfind(':');
+    if (colon == std::string::npos) return fail(EINVAL, "listen", listen, "expected address:port");
+    std::string host = listen.substr(0, colon);
+    const std::string portText = listen.substr(colon + 1);
+    unsigned port = 0;
+    auto [p, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
+    if (ec != std::errc() || p != portText.data() + portText.size() || port > 65535)
+        return fail(EINVAL, "listen", listen, "bad port");
+    sockaddr_storage ss{};
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(static_cast<std::uint16_t>(port));
+        if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a->sin6_addr) != 1)
+            return fail(EINVAL, "listen", listen, "bad IPv6 address");
+        len = sizeof(sockaddr_in6);
+    } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_port = htons(static_cast<std::uint16_t>(port));
+        if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) return fail(EINVAL, "listen", listen, "bad IPv4 address");
+        len = sizeof(sockaddr_in);
+    }
+    return ss;
+}
+
+}  // namespace
+
+RequestHead parseRequestHead(const std::string& head) {
+    RequestHead r;
+    const auto eol = head.find("\r\n");
+    const std::string line = head.substr(0, eol);
+    const auto a = line.find(' ');
+    const auto b = a == std::string::npos ? std::string::npos : line.find(' ', a + 1);
+    if (a == std::string::npos || b == std::string::npos || !line.substr(b + 1).starts_with("HTTP/1.")) return r;
+    r.method = line.substr(0, a);
+    r.path = line.substr(a + 1, b - a - 1);
+    if (auto q = r.path.find('?'); q != std::string::npos) r.path.resize(q);
+    return r;
+}
+
+Result<std::unique_ptr<ScrapeServer>> ScrapeServer::start(const ScrapeServerOptions& opts, Render render) {
+    socklen_t len = 0;
+    auto addr = parseListen(opts.listen, len);
+    if (!addr) return failWith(addr.error());
+    UniqueFd s(::socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (s.get() < 0) return fail(errno, "socket", opts.listen);
+    int one = 1;
+    ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s.get(), reinterpret_cast<const sockaddr*>(&*addr), len) != 0) return fail(errno, "bind", opts.listen);
+    if (::listen(s.get(), 1024) != 0) return fail(errno, "listen", opts.listen);
+    sockaddr_storage bound{};
+    socklen_t blen = sizeof bound;
+    ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
+    const unsigned short port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                                                  : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    UniqueFd stop(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (stop.get() < 0) return fail(errno, "eventfd", "scrape server");
+    std::unique_ptr<ScrapeServer> srv(new ScrapeServer(std::move(s), std::move(stop), port, opts, std::move(render)));
+    srv->thread_ = std::thread([p = srv.get()] { p->loop(); });
+    return srv;
+}
+
+ScrapeServer::ScrapeServer(UniqueFd listener, UniqueFd stop, unsigned short port, ScrapeServerOptions opts, Render render)
+    : listener_(std::move(listener)), stop_(std::move(stop)), port_(port), opts_(std::move(opts)), render_(std::move(render)) {}
+
+ScrapeServer::~ScrapeServer() {
+    const std::uint64_t v = 1;
+    if (::write(stop_.get(), &v, sizeof v) < 0) {
+        // The eventfd cannot be full after one write: nothing to do but join.
+    }
+    if (thread_.joinable()) thread_.join();
+}
+
+void ScrapeServer::loop() {
+    UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+    auto add = [&](int fd, std::uint32_t events) {
+        epoll_event ev{};
+        ev.events = events;
+        ev.data.fd = fd;
+        ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
+    };
+    add(listener_.get(), EPOLLIN);
+    add(stop_.get(), EPOLLIN);
+    std::map<int, Conn> conns;
+    std::list<int> order;  // accept order = deadline order (one timeout for all)
+    auto drop = [&](int fd) {
+        auto it = conns.find(fd);
+        if (it == conns.end()) return;
+        order.erase(it->second.age);
+        conns.erase(it);  // UniqueFd closes; epoll forgets a closed fd
+    };
+    // Sends what is left; false when the connection is done (sent or broken).
+    auto flush = [&](Conn& c) {
+        while (c.sent < c.out.size()) {
+            ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n > 0) {
+                c.sent += static_cast<std::size_t>(n);
+                continue;
+            }
+            if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+                if (!c.writing) {
+                    c.writing = true;
+                    epoll_event ev{};
+                    ev.events = EPOLLOUT;
+                    ev.data.fd = c.fd.get();
+                    ::epoll_ctl(ep.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
+                }
+                return true;
+            }
+            return false;
+        }
+        ::shutdown(c.fd.get(), SHUT_WR);
+        return false;
+    };
+    auto answer = [&](Conn& c) {
+        const RequestHead h = parseRequestHead(c.in);
+        if (h.method.empty()) c.out = response(400, "Bad Request", "text/plain", "bad request\n");
+        else if (h.method != "GET") c.out = response(405, "Method Not Allowed", "text/plain", "GET only\n");
+        else if (h.path == "/metrics") c.out = response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_());
+        else if (h.path == "/") c.out = response(200, "OK", "text/html", "<a href=\"/metrics\">/metrics</a>\n");
+        else c.out = response(404, "Not Found", "text/plain", "not found\n");
+        c.in.clear();
+        c.in.shrink_to_fit();
+    };
+    auto accept = [&] {
+        while (true) {
+            int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                if ((errno == EMFILE || errno == ENFILE) && !order.empty()) {
+                    drop(order.front());  // out of descriptors: the oldest connection makes room
+                    continue;
+                }
+                return;  // EAGAIN, or nothing to free
+            }
+            if (conns.size() >= opts_.maxConnections) drop(order.front());
+            order.push_back(fd);
+            Conn& c = conns[fd];
+            c.fd = UniqueFd(fd);
+            c.deadline = Clock::now() + opts_.requestTimeout;
+            c.age = std::prev(order.end());
+            add(fd, EPOLLIN | EPOLLRDHUP);
+        }
+    };
+    std::array<epoll_event, 64> events{};
+    while (true) {
+        // Sleep until the oldest connection's deadline (all share one timeout), or a second.
+        int timeoutMs = 1000;
+        if (!order.empty()) {
+            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(conns.at(order.front()).deadline - Clock::now());
+            timeoutMs = static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1000));
+        }
+        int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), timeoutMs);
+        if (n < 0 && errno != EINTR) return;
+        for (int i = 0; i < n; ++i) {
+            const int fd = events[static_cast<std::size_t>(i)].data.fd;
+            const std::uint32_t ev = events[static_cast<std::size_t>(i)].events;
+            if (fd == stop_.get()) return;
+            if (fd == listener_.get()) {
+                accept();
+                continue;
+            }
+            auto it = conns.find(fd);
+            if (it == conns.end()) continue;
+            Conn& c = it->second;
+            if (c.writing) {
+                if (!flush(c)) drop(fd);
+                continue;
+            }
+            char buf[4096];
+            bool done = false;
+            while (true) {
+                ssize_t r = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
+                if (r > 0) {
+                    c.in.append(buf, static_cast<std::size_t>(r));
+                    if (c.in.find("\r\n\r\n") != std::string::npos) break;
+                    if (c.in.size() > opts_.maxRequestBytes) break;
+                    continue;
+                }
+                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+                done = true;  // closed by the client, or broken
+                break;
+            }
+            if (c.in.find("\r\n\r\n") != std::string::npos) {
+                answer(c);
+                if (!flush(c)) drop(fd);
+            } else if (c.in.size() > opts_.maxRequestBytes) {
+                c.out = response(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
+                if (!flush(c)) drop(fd);
+            } else if (done || (ev & (EPOLLHUP | EPOLLERR))) {
+                drop(fd);
+            }
+        }
+        // Whatever has not finished by its deadline goes, oldest first.
+        const auto now = Clock::now();
+        while (!order.empty() && conns.at(order.front()).deadline <= now) drop(order.front());
+    }
+}
+
+}  // namespace rxtune
