@@ -346,7 +346,14 @@ int telemetryStats(const char*, const char*, rte_tel_data* d) {
 
 std::string lcoreMap(const DpConfig& c) {
     std::string s = "0@" + std::to_string(*c.rxCpu);
-    for (size_t i = 0; i < c.workerCpus.size(); ++i) s += "," + std::to_string(i + 1) + "@" + std::to_string(c.workerCpus[i]);
+    for (size_t i = 0; i < c.workerCpus.size(); ++i) {
+        // Appended piece by piece: `"," + std::to_string(...)` trips GCC 12's -Wrestrict false
+        // positive at -O3 (GCC bug 105329).
+        s += ',';
+        s += std::to_string(i + 1);
+        s += '@';
+        s += std::to_string(c.workerCpus[i]);
+    }
     return s;
 }
 
