@@ -13,16 +13,16 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
-BUILD_REL  ?= build-release
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-release werror run test deb lab clean
+.PHONY: all deps bench-deps build build-asan build-fuzz werror run test deb lab clean
 
 all: build
 
-# Benchmarks only (make lab, bench/datapath_bench.sh): wrk to check our load generator against,
-# dpdk-testpmd (in dpdk-dev) as rxtune-dp's peer.
-BENCH_PACKAGES := wrk dpdk-dev
+# Benchmarks only (make lab, bench/datapath_bench.sh, bench/steer_bench.sh): wrk to check our load
+# generator against, dpdk-testpmd (in dpdk-dev) as rxtune-dp's peer, nftables for the receive-bound
+# scenarios, matplotlib for the charts.
+BENCH_PACKAGES := wrk dpdk-dev nftables python3-matplotlib
 
 deps:
 	@$(call install_missing,$(APT_PACKAGES))
@@ -42,8 +42,11 @@ define install_missing
 	fi
 endef
 
+# The main build is the release build a user or a distribution makes (-O3, NDEBUG): the tests run
+# against it, and make test compiles it with warnings as errors, so an optimiser-only warning
+# cannot come back. (-g keeps backtraces readable.)
 $(BUILD)/build.ninja: | deps
-	meson setup $(BUILD) --prefix=/usr
+	meson setup $(BUILD) --prefix=/usr -Dbuildtype=release -Ddebug=true
 
 $(BUILD_ASAN)/build.ninja: | deps
 	meson setup $(BUILD_ASAN) -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false
@@ -61,18 +64,10 @@ build-asan: deps $(BUILD_ASAN)/build.ninja
 build-fuzz: deps $(BUILD_FUZZ)/build.ninja
 	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz tests/softnet_fuzz tests/datapath_fuzz
 
-# The release build a user or a distribution makes (-O3, NDEBUG), without the tests: make test
-# compiles it with warnings as errors so an optimiser-only warning cannot come back.
-$(BUILD_REL)/build.ninja: | deps
-	meson setup $(BUILD_REL) --prefix=/usr -Dbuildtype=release -Dtests=false
-
-build-release: deps $(BUILD_REL)/build.ninja
-	meson compile -C $(BUILD_REL)
-
 # Warnings are errors in make test, not in the project's defaults (a newer compiler's new warnings
 # must not break a user's or a distribution's build).
-werror: deps $(BUILD)/build.ninja $(BUILD_ASAN)/build.ninja $(BUILD_FUZZ)/build.ninja $(BUILD_REL)/build.ninja
-	for b in $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_REL); do meson configure $$b -Dwerror=true; done
+werror: deps $(BUILD)/build.ninja $(BUILD_ASAN)/build.ninja $(BUILD_FUZZ)/build.ninja
+	for b in $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ); do meson configure $$b -Dwerror=true; done
 
 # Read-only on this host: shows what rxtune sees.
 run: build
@@ -81,7 +76,7 @@ run: build
 	./$(BUILD)/agent/rxtune plan || [ $$? -eq 2 ]
 
 test: werror
-	$(MAKE) build build-asan build-fuzz build-release
+	$(MAKE) build build-asan build-fuzz
 	BUILD=$(BUILD) BUILD_ASAN=$(BUILD_ASAN) BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) \
 	  tests/run_all.sh
 
@@ -100,4 +95,4 @@ deb: deps
 	ls build-deb/*.deb
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) $(BUILD_REL) build-deb
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-deb

@@ -14,8 +14,8 @@
 #   tc-busy
 # Usage: bench/steer_bench.sh [SECONDS] [SCENARIOS] [ROUNDS]   (root, 2+ CPUs; cleans up after itself)
 #   SECONDS per mode (default 5); SCENARIOS (default "idle busy nft-idle nft-busy tc-idle");
-#   ROUNDS (default 3). Rows go to $RESULTS (default build/steer-results.tsv); bench/steer_chart.py
-#   draws them.
+#   ROUNDS (default 3). Rows go to $RESULTS (default build/steer-results.tsv), the chart beside it
+#   (.svg, bench/steer_chart.py, python3-matplotlib from make bench-deps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 T=${1:-5}
@@ -23,8 +23,9 @@ SCENARIOS=${2:-idle busy nft-idle nft-busy tc-idle}
 ROUNDS=${3:-3}
 NFT_RULES=${NFT_RULES:-50}
 TC_FILTERS=${TC_FILTERS:-100}
-# Seconds of flood before auto is measured: 3 samples of saturation, then two 15 s trials.
-WARMUP=${AUTO_WARMUP:-40}
+# Most seconds of flood before auto is measured: 3 samples of saturation, then two 15 s trials
+# (the measured run starts as soon as the daemon has decided).
+WARMUP=${AUTO_WARMUP:-60}
 BIN=${RXTUNE_BIN:-build/agent/rxtune}
 RESULTS=${RESULTS:-build/steer-results.tsv}
 NET=10.233.0
@@ -61,14 +62,23 @@ auto_measure() {
   ip netns exec "$B" ${DAEMON_WRAP:-} "$BIN" daemon --config "$WORK/daemon.yaml" 2> "$WORK/daemon.log" &
   DAEMON=$!
   for _ in $(seq 50); do grep -q "running:" "$WORK/daemon.log" && break; sleep 0.1; done
-  # Load to decide on (the same flood, and the sink in the busy scenarios), then the measured run.
-  local sink=
+  # Load to decide on (the same flood, and the sink in the busy scenarios) until the daemon has
+  # judged its trials (keep or undo) or held, at most $WARMUP s; then the measured run. A fixed
+  # warm-up once measured a second of the last trial's candidate as auto's.
+  local sink= load waited=0
   if [[ $scen == *busy ]]; then
     ip netns exec "$B" taskset -c 1 "$FLOOD" sink $NET.2 9000 $((WARMUP + 1)) > /dev/null &
     sink=$!
   fi
-  ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$WARMUP" 64 > /dev/null
-  [ -z "$sink" ] || wait "$sink"
+  ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$WARMUP" 64 > /dev/null &
+  load=$!
+  while [ $waited -lt $((WARMUP * 10)) ] && ! grep -qE "auto fb: (keep|undo|hold)" "$WORK/daemon.log"; do
+    sleep 0.1; waited=$((waited + 1))
+  done
+  sleep 1  # the reconcile that follows a keep
+  kill "$load" 2>/dev/null || true; wait "$load" 2>/dev/null || true
+  [ -z "$sink" ] || { kill "$sink" 2>/dev/null || true; wait "$sink" 2>/dev/null || true; }
+  echo "  round $round $scen: decided after $((waited / 10)) s of load" >> "$WORK/decisions"
   local how; how=$(ip netns exec "$B" curl -s --max-time 2 http://127.0.0.1:19898/metrics |
     awk -F'"' '/^rxtune_steering_auto_mode\{/ && / 1$/ {print $4}' || true)
   measure "$round" "$scen" "auto"
@@ -77,7 +87,7 @@ auto_measure() {
   echo "  round $round $scen: auto steered with: ${how:-?} while measured" >> "$WORK/decisions"
 }
 mkdir -p "$(dirname "$RESULTS")"
-echo "# machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); $T s per mode, $ROUNDS interleaved rounds, 64 flows of 64-byte UDP; nft: $NFT_RULES rules, tc: $TC_FILTERS filters; auto after a ${WARMUP} s warm-up" | tee "$RESULTS"
+echo "# machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); $T s per mode, $ROUNDS interleaved rounds, 64 flows of 64-byte UDP; nft: $NFT_RULES rules, tc: $TC_FILTERS filters; auto measured once it has decided (at most ${WARMUP} s of load first)" | tee "$RESULTS"
 printf "round\tscenario\tmode\tsent/s\tprocessed/s\tcpu0_softirq%%\tdrops/s\n" | tee -a "$RESULTS"
 : > "$WORK/decisions"
 for round in $(seq 1 "$ROUNDS"); do
@@ -97,6 +107,10 @@ for round in $(seq 1 "$ROUNDS"); do
 done
 echo
 echo "medians over $ROUNDS rounds (min-max), processed packets/s; ratios of medians to none:"
-python3 bench/steer_chart.py --summary "$RESULTS"
+# Debian's python3 has python3-matplotlib (make bench-deps); a pyenv one on PATH may not.
+PY=python3
+[ -x /usr/bin/python3 ] && PY=/usr/bin/python3
+"$PY" bench/steer_chart.py --summary --svg "${RESULTS%.tsv}.svg" "$RESULTS"
+echo "chart: ${RESULTS%.tsv}.svg"
 echo "auto's decisions (daemon log):"
 cat "$WORK/decisions"

@@ -45,7 +45,7 @@ struct AutoLab {
     void writeProfile(const std::string& share) const {
         std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
                                                  "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
-                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 2, window: 3s, backoff: 10m, "
+                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 4, window: 3s, backoff: 10m, "
                                                  "candidates: [rps, xdp]}\n";
     }
     // The receive path of a gateway costs: `filters` u32 classifiers that every packet walks on
@@ -241,6 +241,44 @@ TEST_CASE("mode auto tries RPS and XDP on an expensive receive path and keeps th
     }
     CHECK_FALSE(steered(lab.rps()));  // on_stop: revert, whichever it was
     CHECK_FALSE(lab.xdp());
+}
+
+TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device, and says so", "[integration][auto]") {
+    if (std::thread::hardware_concurrency() < 2) {
+        WARN("mode auto needs a second CPU to steer to");
+        return;
+    }
+    AutoLab lab;
+    lab.expensiveReceive(100);
+    // A pass-through XDP program of someone else's (bpf/xdp_pass.bpf.c, loaded by iproute2).
+    const auto obj = std::filesystem::path(rxtuneBin()).parent_path().parent_path() / "bpf" / "xdp_pass.bpf.o";
+    REQUIRE(std::filesystem::exists(obj));
+    lab.receiver.ip({"link", "set", "dev", "fb", "xdpgeneric", "obj", obj.string(), "sec", "xdp"});
+    const std::string before = lab.receiver.ip({"-d", "link", "show", "fb"});
+    REQUIRE(before.find("xdpgeneric") != std::string::npos);
+    Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "rxtune.yaml").string()},
+                      lab.tmp.path / "daemon3.log");
+    REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));
+    auto flood = lab.flood(60, "c");
+    const bool judged = eventually([&] { return daemon.log().find("auto fb: keep") != std::string::npos ||
+                                                daemon.log().find("auto fb: undo") != std::string::npos; }, 45s, 500ms);
+    INFO(daemon.log());
+    INFO((judged ? std::string() : cpuPicture()));
+    REQUIRE(judged);
+    CHECK(daemon.log().find("xdp: could not be put in place") != std::string::npos);
+    CHECK(daemon.log().find("another XDP program is attached to the device") != std::string::npos);
+    CHECK(daemon.log().find("xdp unavailable") != std::string::npos);
+    // The other program is untouched, whatever auto decided about RPS.
+    CHECK(lab.receiver.ip({"-d", "link", "show", "fb"}).find("xdpgeneric") != std::string::npos);
+    if (daemon.log().find("auto fb: keep") != std::string::npos) {
+        CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_mode{interface=\"fb\",mode=\"rps\"}"));
+        CHECK(steered(lab.rps()));
+    }
+    daemon.signal(SIGTERM);
+    CHECK(daemon.wait() == 0);
+    CHECK_FALSE(steered(lab.rps()));
+    CHECK(lab.receiver.ip({"-d", "link", "show", "fb"}).find("xdpgeneric") != std::string::npos);
+    lab.receiver.ip({"link", "set", "dev", "fb", "xdpgeneric", "off"});
 }
 
 TEST_CASE("mode auto with a SCHED_FIFO hog on the target ends off; with the hog gone it steers", "[integration][auto]") {
