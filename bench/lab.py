@@ -260,7 +260,7 @@ class Lab:
             self.daemon.wait(timeout=30)
             self.daemon = None
             log = open(os.path.join(self.tmp, "daemon.log")).read()
-            return [l.split("rxtune: ", 1)[-1] for l in log.splitlines() if "auto tapS" in l]
+            return [l.split("rxtune: ", 1)[-1] for l in log.splitlines() if "auto tapS" in l or "BPF softirq" in l]
         return []
 
     def start_dp(self, workers):

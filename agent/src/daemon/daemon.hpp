@@ -1,4 +1,4 @@
-// rxtune daemon: the composition root of the host agent (event loop + HTTP exposer).
+// rxtune daemon: the composition root of the host agent (event loop + scrape server).
 #pragma once
 
 #include <string>
