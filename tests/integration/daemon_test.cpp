@@ -265,7 +265,12 @@ TEST_CASE("scrapes answer while 1000 idle and 100 slow clients hold the endpoint
     // Memory stays bounded: a few hundred bytes per connection, not a thread each.
     const long rssDuring = rssKb(d.pid());
     INFO("daemon RSS " << rssBefore << " KiB before, " << rssDuring << " KiB during the abuse");
-    CHECK(rssDuring - rssBefore < 16 * 1024);
+#if defined(__SANITIZE_ADDRESS__)
+    const long bound = 64 * 1024;  // ASan's quarantine keeps freed buffers resident for a while
+#else
+    const long bound = 16 * 1024;
+#endif
+    CHECK(rssDuring - rssBefore < bound);
     CHECK(d.alive());
 }
 
