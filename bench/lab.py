@@ -331,7 +331,7 @@ SCENARIOS = {
     "tunesh": "tunesh",
     "gateway": GATEWAY,
     "balanced": "include: balanced\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n",
-    "xdp": GATEWAY + "steering:\n  mode: xdp\n",
+    "xdp": GATEWAY.replace("mode: rps", "mode: xdp"),
     "dp": "dp",
     "auto": "auto",
 }
