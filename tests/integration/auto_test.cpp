@@ -292,7 +292,8 @@ TEST_CASE("mode auto with a SCHED_FIFO hog on the target ends off; with the hog 
     // the hog's share is what min_spare protects; isolated CPUs are left out altogether.)
     AutoLab lab;
     lab.expensiveReceive(100);
-    auto hog = std::make_unique<Background>(lab.receiver, // One process (chrt and taskset exec), so killing it ends it; it ends by itself after 60 s.
+    // One process (chrt and taskset exec), so killing it ends it; it ends by itself after 60 s.
+    auto hog = std::make_unique<Background>(lab.receiver,
                                             std::vector<std::string>{"chrt", "-f", "10", "taskset", "-c", "1", "bash", "-c",
                                                                      "while [ $SECONDS -lt 60 ]; do :; done"},
                                             lab.tmp.path / "hog.log");
