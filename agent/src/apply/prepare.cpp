@@ -69,6 +69,8 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
     auto cpus = cgroupCpus(fs, host, choice.cgroupPath);
     if (!cpus) return failWith(profileError(choice.where, "steering.cpus", cpus.error().message()));
     opts.cgroupCpus[choice.cgroupPath] = *cpus;
+    // The quota is shown by plan --explain only: the daemon's auto step calls this every sample.
+    if (!opts.explain) return {};
     auto quota = cgroupQuota(fs, host, choice.cgroupPath);
     if (!quota) return failWith(profileError(choice.where, "steering.cpus", quota.error().message()));
     opts.cgroupQuota[choice.cgroupPath] = *quota;
@@ -145,12 +147,10 @@ Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, co
         in.modes[name] = first;
         auto& lines = in.explain[name];
         lines.push_back("mode auto, one look over " + std::string(span) + ": " + c.verdict);
-        std::string order;
-        for (SteeringMode m : t.candidates) order += std::string(order.empty() ? "" : ", then ") + candidateName(m);
         char margins[160];
         std::snprintf(margins, sizeof margins, "%.0f s each; keeps the one that delivers most if it beats no steering by %.0f%%",
                       t.windowSeconds, t.gainMargin * 100);
-        lines.push_back("candidates (steering.auto.candidates), tried in this order by the daemon: " + order + ", " + margins +
+        lines.push_back("candidates (steering.auto.candidates), tried in this order by the daemon: " + candidateOrder(t.candidates) + ", " + margins +
                         "; judged on what the stack delivered (TCP segments in, UDP datagrams read, forwarded), losses beside it");
         lines.push_back("this one-shot command cannot try them: it " +
                         std::string(c.targets.empty() ? "leaves steering off" : "applies the first, " + std::string(candidateName(first))) +

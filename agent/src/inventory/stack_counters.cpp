@@ -1,6 +1,5 @@
 #include "inventory/stack_counters.hpp"
 
-#include <charconv>
 #include <vector>
 
 #include "core/text.hpp"
@@ -8,11 +7,6 @@
 namespace rxtune {
 
 namespace {
-
-bool parseCounter(const std::string& s, std::int64_t& v) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-}
 
 // A counter the kernel may not have (older kernels, IPv6 off) reads as 0; a negative one
 // (a gauge such as MaxConn) is never summed.
@@ -47,7 +41,7 @@ Result<MibTable> parseMibPairs(std::string_view text, const std::string& file) {
         auto& row = out[group];
         for (size_t k = 1; k < names.size(); ++k) {
             std::int64_t v = 0;
-            if (!parseCounter(values[k], v)) return fail(EINVAL, "parse", where, "'" + values[k] + "' is not a number");
+            if (!parseSigned(values[k], v)) return fail(EINVAL, "parse", where, "'" + values[k] + "' is not a number");
             row[names[k]] = v;
         }
     }
@@ -62,7 +56,7 @@ Result<std::map<std::string, std::int64_t>> parseMibLines(std::string_view text,
         auto f = splitFields(line);
         if (f.empty()) continue;
         std::int64_t v = 0;
-        if (f.size() != 2 || !parseCounter(f[1], v))
+        if (f.size() != 2 || !parseSigned(f[1], v))
             return fail(EINVAL, "parse", file + " line " + std::to_string(n), "expected 'Name value'");
         out[f[0]] = v;
     }

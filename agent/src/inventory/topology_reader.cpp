@@ -58,11 +58,6 @@ std::string joinCg(const MountEntry& m, const std::string& cgPath) {
     return out;
 }
 
-bool parseI64(const std::string& s, std::int64_t& v) {
-    auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    return !s.empty() && ec == std::errc() && p == s.data() + s.size();
-}
-
 // One level's limit: v2 "cpu.max" ("max 100000" or "50000 100000"), v1 cfs_quota_us (-1 when
 // unlimited) with cfs_period_us. nullopt: this level does not limit.
 Result<std::optional<CpuQuota>> quotaAt(const FileTree& fs, const std::string& version, const std::string& dir) {
@@ -74,7 +69,7 @@ Result<std::optional<CpuQuota>> quotaAt(const FileTree& fs, const std::string& v
         auto text = fs.read(source);
         if (!text) return failWith(text.error());
         auto f = splitFields(*text);
-        if (f.size() != 2 || !parseI64(f[1], period) || period <= 0 || (f[0] != "max" && (!parseI64(f[0], quota) || quota <= 0)))
+        if (f.size() != 2 || !parseSigned(f[1], period) || period <= 0 || (f[0] != "max" && (!parseSigned(f[0], quota) || quota <= 0)))
             return fail(EINVAL, "parse", fs.full(source), "'" + trimmed(*text) + "' is not '<quota|max> <period>'");
     } else {
         source = dir + "/cpu.cfs_quota_us";
@@ -83,8 +78,8 @@ Result<std::optional<CpuQuota>> quotaAt(const FileTree& fs, const std::string& v
         auto q = fs.read(source), p = fs.read(periodFile);
         if (!q) return failWith(q.error());
         if (!p) return failWith(p.error());
-        if (!parseI64(trimmed(*q), quota)) return fail(EINVAL, "parse", fs.full(source), "'" + trimmed(*q) + "' is not a number");
-        if (!parseI64(trimmed(*p), period) || period <= 0)
+        if (!parseSigned(trimmed(*q), quota)) return fail(EINVAL, "parse", fs.full(source), "'" + trimmed(*q) + "' is not a number");
+        if (!parseSigned(trimmed(*p), period) || period <= 0)
             return fail(EINVAL, "parse", fs.full(periodFile), "'" + trimmed(*p) + "' is not a period");
     }
     if (quota <= 0) return std::optional<CpuQuota>();

@@ -59,6 +59,12 @@ double deviceDeliveredPps(double rxPps, double softnetDropPps, bool countsAfterB
     return countsAfterBacklog ? rxPps : std::max(0.0, rxPps - softnetDropPps);
 }
 
+std::string candidateOrder(const std::vector<SteeringMode>& modes) {
+    std::string order;
+    for (SteeringMode m : modes) order += std::string(order.empty() ? "" : ", then ") + candidateName(m);
+    return order;
+}
+
 const char* candidateName(SteeringMode m) {
     switch (m) {
         case SteeringMode::kRps: return "rps";
@@ -168,17 +174,15 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             rxCpu_ = rxCpu;
             state_ = AutoState::kTrial;
             trials_.clear();
-            for (SteeringMode m : t_.candidates) trials_.push_back({m, 0, 0, 0, false, false, {}});
-            if (trials_.empty()) trials_.push_back({SteeringMode::kRps, 0, 0, 0, false, false, {}});
+            for (SteeringMode m : t_.candidates) trials_.push_back({m, 0, 0, 0, false, false});
+            if (trials_.empty()) trials_.push_back({SteeringMode::kRps, 0, 0, 0, false, false});
             trialIdx_ = 0;
             mode_ = trials_.front().mode;
             startTrial(s.at);
-            std::string order;
-            for (const auto& t : trials_) order += std::string(order.empty() ? "" : ", then ") + candidateName(t.mode);
             d.decision = "enable";
             d.reason = "saturated";
             d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) +
-                       " lost/s; trying " + order + ", " + pps(t_.windowSeconds) + " s each";
+                       " lost/s; trying " + candidateOrder(t_.candidates.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : t_.candidates) + ", " + pps(t_.windowSeconds) + " s each";
             d.changed = true;
             return d;
         }
@@ -232,7 +236,6 @@ AutoDecision AutoSteer::failed(double at, const std::string& why) {
     if (state_ != AutoState::kTrial) return {};
     AutoTrial& tr = trials_[trialIdx_];
     tr.failed = true;
-    tr.why = why;
     return advance(at, std::string(candidateName(tr.mode)) + ": could not be put in place: " + why);
 }
 

@@ -65,6 +65,7 @@ enum class AutoState { kOff, kTrial, kOn, kBackoff };
 const char* toString(AutoState s);
 
 const char* candidateName(SteeringMode m);  // "rps", "xdp"; "none" for no steering
+std::string candidateOrder(const std::vector<SteeringMode>& modes);  // "rps, then xdp"
 
 struct AutoDecision {
     std::string decision;  // "enable", "try", "keep", "undo", "hold", "retry"; empty: nothing new
@@ -79,8 +80,7 @@ struct AutoTrial {
     double deliveredPps = 0, lossPps = 0;
     unsigned samples = 0;
     bool cut = false;     // stopped early: less than half of what none delivered
-    bool failed = false;  // could not be put in place (why says why)
-    std::string why;
+    bool failed = false;  // could not be put in place (the "try"/"undo" decision says why)
 };
 
 class AutoSteer {
