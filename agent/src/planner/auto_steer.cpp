@@ -1,6 +1,7 @@
 #include "planner/auto_steer.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 #include "core/text.hpp"
@@ -11,6 +12,11 @@ namespace {
 
 std::string pct(double v) { return std::to_string(static_cast<int>(v * 100 + 0.5)) + "%"; }
 std::string pps(double v) { return rounded(v); }
+std::string ratio(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2f", v);
+    return b;
+}
 
 }  // namespace
 
@@ -266,7 +272,7 @@ AutoDecision AutoSteer::judge(double at, const std::string& last) {
         committedPps_ = best->deliveredPps;
         bad_ = 0;
         return {"keep", "better", numbers + ": keeping " + candidateName(mode_) + " (" +
-                                      pps(baselinePps_ > 0 ? best->deliveredPps / baselinePps_ : 0) + "x none)", switchBack};
+                                      ratio(baselinePps_ > 0 ? best->deliveredPps / baselinePps_ : 0) + "x none)", switchBack};
     }
     const char* reason = !best ? "unavailable" : best->deliveredPps < baselinePps_ * (1 - t_.worseMargin) ? "worse" : "no_gain";
     targets_ = CpuSet{};
