@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "state/journal.hpp"
 #include "support.hpp"
 
 using nlohmann::json;
@@ -220,8 +221,10 @@ TEST_CASE("SIGKILL at random moments never loses an original", "[integration][tu
         std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(5, 700)(rng)));
         kill(pid, SIGKILL);
         waitStatus(pid);
-        const std::string journal = slurp(s.dir / "state" / "journal.json");
-        if (journal.find("\"state\": \"applying\"") != std::string::npos) ++killedMidApply;
+        // Read as rxtune reads it: the journal and its completion mark.
+        auto journal = rxtune::JournalStore((s.dir / "state").string()).load();
+        REQUIRE(journal);
+        if (*journal && (*journal)->state == "applying") ++killedMidApply;
         Run rev = ns.exec(s.args({"revert"}));
         INFO(rev.err);
         REQUIRE(rev.status == 0);

@@ -2,7 +2,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <set>
+
+#include "core/paths.hpp"
 
 namespace rxtune {
 
@@ -52,13 +56,26 @@ std::string Knobs::full(const std::string& path, ValueKind kind) const {
     return kind == ValueKind::kXdp ? "xdp on " + deviceOf(path) : fs_.full(path);
 }
 
-Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now) {
+Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now,
+                              const std::set<std::string>* devices) {
     ApplyReport report;
     auto loaded = store.load();
     if (!loaded) return failWith(loaded.error());
     const std::optional<Journal> before = *loaded;
     Journal j = before.value_or(Journal{});
     report.resumedInterrupted = before && before->state == "applying";
+    if (!before) {
+        // A fresh journal's generations start from the clock, so that no completion mark left
+        // from an earlier journal can ever name one of them.
+        j.generation = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    }
+    // An event's apply (devices) answers for those devices' knobs only: the rest of the journal,
+    // other devices and host-wide settings, is the full reconcile's.
+    auto inScope = [&](const std::string& path) {
+        if (!devices) return true;
+        const std::string d = paths::deviceOf(path);
+        return !d.empty() && devices->count(d) > 0;
+    };
 
     // Settings an earlier apply changed that this plan no longer mentions go back to their
     // originals (the host shows the new profile, not a mix); knobs that are gone are forgotten.
@@ -67,17 +84,17 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     std::vector<Setting> restores;
     std::set<std::string> settled;  // journaled paths this apply puts back or finds gone
     for (const auto& o : j.originals) {
-        if (planned.count(o.path)) continue;
+        if (planned.count(o.path) || !inScope(o.path)) continue;
         if (!fs.exists(o.path, o.kind)) {
             // A deleted device's knobs are gone for good; anything else that is absent (a host-global
             // sysctl seen from inside a network namespace) keeps its original for a later revert.
-            if (o.path.starts_with("sys/class/net/")) settled.insert(o.path);
+            if (!paths::deviceOf(o.path).empty()) settled.insert(o.path);
             continue;
         }
         auto cur = fs.read(o.path, o.kind);
         if (!cur) {
             if (cur.error().code != ENOENT && cur.error().code != ENODEV) return failWith(cur.error().withContext(o.id));
-            if (o.path.starts_with("sys/class/net/")) settled.insert(o.path);
+            if (!paths::deviceOf(o.path).empty()) settled.insert(o.path);
             continue;
         }
         if (sameValue(o.kind, *cur, o.value)) {
@@ -93,6 +110,55 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     for (const auto& s : plan.settings)
         if (s.pending()) pending.push_back(&s);
 
+    // What verify checks: this plan's settings, and, for an event's apply, the others' as they were.
+    std::vector<Setting> applied;
+    if (devices)
+        for (const auto& s : j.applied)
+            if (!inScope(s.path) && !planned.count(s.path)) applied.push_back(s);
+    applied.insert(applied.end(), plan.settings.begin(), plan.settings.end());
+    auto sameApplied = [&](const std::vector<Setting>& a) {
+        return a.size() == applied.size() && std::equal(a.begin(), a.end(), applied.begin(), [](const Setting& x, const Setting& y) {
+                   return x.path == y.path && x.kind == y.kind && x.desired == y.desired;
+               });
+    };
+    const bool appliedChanged = !before || !sameApplied(before->applied) || before->profile != plan.profile;
+    j.pid = static_cast<long>(::getpid());
+    j.profile = plan.profile;
+    j.applied = std::move(applied);
+
+    auto saveDurable = [&](const char* state) -> Result<void> {
+        j.state = state;
+        j.appliedAt = now;
+        ++j.generation;
+        return store.save(j);
+    };
+    bool originalsAdded = false;
+    std::set<std::string> journaled;
+    for (const auto& o : j.originals) journaled.insert(o.path);
+    // A device created while rxtune's net.core.rps_default_mask was in force got its RPS mask from
+    // rxtune, not from its owner: its original is the mask's original, even where it holds the
+    // value wanted already and nothing is written to it (else revert would leave it steered).
+    const std::string maskPath = paths::sysctl("net.core.rps_default_mask");
+    const Original* maskOriginal = before ? before->original(maskPath) : nullptr;
+    auto maskNow = std::find_if(plan.settings.begin(), plan.settings.end(), [&](const Setting& s) { return s.path == maskPath; });
+    if (maskOriginal && maskNow != plan.settings.end()) {
+        for (const auto& s : plan.settings) {
+            if (!s.path.ends_with("/rps_cpus") || journaled.count(s.path) ||
+                !sameValue(ValueKind::kCpuMask, s.current, maskNow->current))
+                continue;
+            j.originals.push_back({s.id, s.path, s.kind, maskOriginal->value});
+            journaled.insert(s.path);
+            originalsAdded = true;
+        }
+    }
+    if (pending.empty()) {
+        // Nothing to write: one save at most, of what the journal learnt.
+        std::erase_if(j.originals, [&](const Original& o) { return settled.count(o.path) > 0; });
+        if (appliedChanged || originalsAdded || !settled.empty() || before->state != "applied")
+            if (auto r = saveDurable("applied"); !r) return failWith(r.error());
+        return report;
+    }
+
     // Originals first: only knobs never journaled get an entry, so a value written by an earlier
     // (possibly interrupted) apply can never replace the true original.
     // Current values are read again here, raw, so that revert and rollback put back the very
@@ -102,15 +168,17 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         auto raw = fs.read(s->path, s->kind);
         if (!raw) return failWith(raw.error().withContext(s->id));
         rawBefore.push_back(*raw);
-        if (!j.original(s->path)) j.originals.push_back({s->id, s->path, s->kind, *raw});
+        if (journaled.insert(s->path).second) {
+            j.originals.push_back({s->id, s->path, s->kind, *raw});
+            originalsAdded = true;
+        }
     }
-    j.state = "applying";
-    j.pid = static_cast<long>(::getpid());
-    j.profile = plan.profile;
-    j.applied = plan.settings;
-    if (!pending.empty() || !before || !settled.empty()) {
-        if (auto r = store.save(j); !r) return failWith(r.error());
-    }
+    // The one fsync'd save, before the first write, when the journal learnt something: an
+    // original, or what verify is to check. A write to a knob whose original is on disk already
+    // (drift put right, a device reset) needs none: a crash leaves the journal as it was, right.
+    const bool durableFirst = !before || originalsAdded || appliedChanged;
+    if (durableFirst)
+        if (auto r = saveDurable("applying"); !r) return failWith(r.error());
 
     for (size_t i = 0; i < pending.size(); ++i) {
         const Setting& s = *pending[i];
@@ -126,18 +194,27 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
             if (auto u = writeChecked(fs, done.id, done.path, done.kind, rawBefore[k]); !u)
                 err.context.insert(err.context.begin(), "rollback also failed: " + u.error().message());
         }
-        if (before) {
-            if (auto w = store.save(*before); !w) return failWith(w.error());
-        } else if (auto w = store.remove(); !w) {
-            return failWith(w.error());
+        if (durableFirst) {
+            if (before) {
+                // The journal as it was, its state in the file itself (no mark names the new generation).
+                Journal back = *before;
+                back.generation = j.generation + 1;
+                if (auto w = store.save(back); !w) return failWith(w.error());
+            } else if (auto w = store.remove(); !w) {
+                return failWith(w.error());
+            }
         }
         return failWith(std::move(err));
     }
     for (const auto& s : restores) settled.insert(s.path);
-    std::erase_if(j.originals, [&](const Original& o) { return settled.count(o.path) > 0; });
-    j.state = "applied";
+    if (!settled.empty()) {
+        // Originals leave the journal only after their knobs are back: that save is durable too.
+        std::erase_if(j.originals, [&](const Original& o) { return settled.count(o.path) > 0; });
+        if (auto r = saveDurable("applied"); !r) return failWith(r.error());
+        return report;
+    }
     j.appliedAt = now;
-    if (auto r = store.save(j); !r) return failWith(r.error());
+    if (auto r = store.markApplied(j.generation, now); !r) return failWith(r.error());
     return report;
 }
 

@@ -1,6 +1,7 @@
 // Applier (read -> journal -> write -> read back, all or nothing), Verifier (drift), Reverter.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,11 @@ struct ApplyReport {
 
 // Writes the plan's pending settings. Originals are on disk before the first write; if any write
 // (or its read-back) fails, this apply's writes are undone and the error names setting and path.
-Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& knobs, const JournalStore& store, const std::string& now);
+// devices: an event's apply (the plan covers these devices and the host-wide settings): only the
+// journaled knobs of these devices may be put back or forgotten, and verify's list keeps the
+// other devices' entries. Null: the plan is the whole host's.
+Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& knobs, const JournalStore& store, const std::string& now,
+                              const std::set<std::string>* devices = nullptr);
 
 struct Drift {
     std::string id, path, desired, actual;  // actual empty with missing=true when the file is gone

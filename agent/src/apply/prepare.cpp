@@ -11,17 +11,24 @@ namespace rxtune {
 
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
                              const std::vector<std::string>& interfaces, bool skipMissing, const XdpSteering* xdp,
-                             const AutoInputs* autoIn, bool explain) {
+                             const AutoInputs* autoIn, bool explain, const std::vector<std::string>* scope) {
     std::vector<std::string> only = interfaces;
-    if (skipMissing && !interfaces.empty()) {
-        auto links = nl.links();
-        if (!links) return failWith(links.error());
-        std::erase_if(only, [&](const std::string& n) {
-            return std::none_of(links->begin(), links->end(), [&](const LinkInfo& l) { return l.name == n; });
-        });
+    if (scope) {
+        only.clear();
+        for (const auto& n : *scope)
+            if (interfaces.empty() || std::find(interfaces.begin(), interfaces.end(), n) != interfaces.end()) only.push_back(n);
+    }
+    if (skipMissing || scope) {
+        std::vector<std::string> present;
+        for (const auto& n : only) {
+            auto l = nl.link(n);
+            if (!l) return failWith(l.error());
+            if (*l) present.push_back(n);
+        }
+        only = std::move(present);
     }
     PlanOptions opts;
-    opts.interfaces = only;
+    opts.interfaces = interfaces.empty() ? std::vector<std::string>() : only;
     opts.explicitInterfaces = !interfaces.empty();
     opts.explain = explain;
     if (autoIn) {
@@ -30,7 +37,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
         opts.autoExplain = autoIn->explain;
     }
     Prepared out;
-    if (opts.explicitInterfaces && only.empty()) {
+    if ((opts.explicitInterfaces || scope) && only.empty()) {
         // None of the named interfaces exists now: plan the host-wide settings only.
         auto topo = readTopology(fs);
         if (!topo) return failWith(topo.error().withContext("host"));

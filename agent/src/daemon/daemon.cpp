@@ -18,6 +18,7 @@
 #include <memory>
 #include <map>
 #include <optional>
+#include <set>
 
 #include <prometheus/text_serializer.h>
 
@@ -33,6 +34,7 @@
 #include "profile/daemon_config.hpp"
 #include "state/journal.hpp"
 #include "sys/events.hpp"
+#include "sys/link_watch.hpp"
 #include "sys/netlink.hpp"
 #include "sys/scrape_server.hpp"
 
@@ -117,7 +119,10 @@ public:
 
 private:
     enum class Why { kStart, kEvent, kDrift, kReload, kAuto };
-    bool reconcile(Why why);  // false: nothing was planned or applied (logged)
+    // devices: an event's, the only ones read and answered for; null: the whole host.
+    bool reconcile(Why why, const std::set<std::string>* devices = nullptr);  // false: nothing was planned or applied (logged)
+    // An event about `name` (of link kind `linkKind`) is worth reading the device for.
+    bool concerns(const std::string& name, const std::string& linkKind) const;
     void sampleMetrics();
     void stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
                   const std::map<unsigned, CpuSoftirq>* bpf, const std::optional<StackCounters>& stack);
@@ -145,13 +150,23 @@ private:
     std::map<std::string, AutoSteer> auto_;
     AutoInputs autoIn_;
     std::optional<AutoRaw> lastRaw_;
-    std::vector<std::string> steered_;  // the interfaces of the last plan
+    std::vector<std::string> steered_;  // the interfaces planned, by the last full reconcile and events since
+    std::set<std::string> dueDevices_;  // named by events since the last reconcile
+    bool fullDue_ = false;              // an event that names no device (lost events): look at all
     std::map<std::string, bool> datapathUp_;  // to log changes only
 };
 
-bool Agent::reconcile(Why why) {
+bool Agent::concerns(const std::string& name, const std::string& linkKind) const {
+    if (std::find(steered_.begin(), steered_.end(), name) != steered_.end()) return true;  // ours: gone, reset, renamed
+    if (!cfg_.interfaces.empty()) return std::find(cfg_.interfaces.begin(), cfg_.interfaces.end(), name) != cfg_.interfaces.end();
+    return mayMatch(profile_.match, name, linkKind);
+}
+
+bool Agent::reconcile(Why why, const std::set<std::string>* devices) {
     const bool autoMode = profile_.steering.mode == SteeringMode::kAuto;
-    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true, &xdp_, autoMode ? &autoIn_ : nullptr);
+    const std::vector<std::string> scope = devices ? std::vector<std::string>(devices->begin(), devices->end()) : std::vector<std::string>();
+    auto prepared = preparePlan(profile_, fs_, nl_, cfg_.interfaces, true, &xdp_, autoMode ? &autoIn_ : nullptr, false,
+                                devices ? &scope : nullptr);
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
@@ -159,9 +174,14 @@ bool Agent::reconcile(Why why) {
         return false;
     }
     const Plan& plan = prepared->plan;
-    steered_ = plan.interfaces;
+    if (devices) {
+        std::erase_if(steered_, [&](const std::string& n) { return devices->count(n) > 0; });
+        steered_.insert(steered_.end(), plan.interfaces.begin(), plan.interfaces.end());
+    } else {
+        steered_ = plan.interfaces;
+    }
     Knobs knobs(fs_, &xdp_);
-    auto applied = applyPlan(plan, knobs, store_, isoNow());
+    auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
         LOG_E("apply failed, its writes were undone: " + applied.error().message());
         metrics_.recordApply({profile_.name, "failed", epochSeconds(), 0, plan.pendingCount()});
@@ -179,6 +199,8 @@ bool Agent::reconcile(Why why) {
     const size_t drifted = why == Why::kDrift ? applied->written.size() : 0;
     metrics_.recordApply(
         {plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
+    // An event's snapshot holds its devices only: the interface metrics wait for the next sample.
+    if (devices) return true;
     if (!applied->written.empty()) {
         if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
     } else {
@@ -396,13 +418,17 @@ int Agent::run() {
     auto sig = openSignalFd({SIGTERM, SIGINT, SIGHUP});
     auto drift = openTimerFd(cfg_.driftInterval);
     auto metricsT = openTimerFd(cfg_.metricsInterval);
-    auto links = openLinkMonitor();
+    auto links = LinkWatch::open();
     auto uevents = openUeventMonitor();
-    for (const Result<UniqueFd>* r : {&sig, &drift, &metricsT, &links, &uevents})
+    for (const Result<UniqueFd>* r : {&sig, &drift, &metricsT, &uevents})
         if (!*r) {
             LOG_E("start: " + r->error().message());
             return 1;
         }
+    if (!links) {
+        LOG_E("start: " + links.error().message());
+        return 1;
+    }
     driftTimer_ = std::move(*drift);
     metricsTimer_ = std::move(*metricsT);
     std::optional<UniqueFd> watchdog;
@@ -413,16 +439,17 @@ int Agent::run() {
     }
 
     UniqueFd ep(epoll_create1(EPOLL_CLOEXEC));
-    auto watch = [&](const UniqueFd& fd) {
+    auto watchFd = [&](int fd) {
         epoll_event ev{};
         ev.events = EPOLLIN;
-        ev.data.fd = fd.get();
-        epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd.get(), &ev);
+        ev.data.fd = fd;
+        epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
     };
+    auto watch = [&](const UniqueFd& fd) { watchFd(fd.get()); };
     watch(*sig);
     watch(driftTimer_);
     watch(metricsTimer_);
-    watch(*links);
+    watchFd((*links)->fd());
     watch(*uevents);
     if (watchdog) watch(*watchdog);
 
@@ -440,7 +467,7 @@ int Agent::run() {
             LOG_E("epoll_wait: " + std::string(std::strerror(errno)));
             return 1;
         }
-        bool eventDue = false, driftDue = false, metricsDue = false, reloadDue = false, stop = false;
+        bool driftDue = false, metricsDue = false, reloadDue = false, stop = false;
         for (int i = 0; i < n; ++i) {
             const int fd = events[static_cast<size_t>(i)].data.fd;
             if (fd == sig->get()) {
@@ -454,22 +481,42 @@ int Agent::run() {
             } else if (fd == metricsTimer_.get()) {
                 readTimer(metricsTimer_);
                 metricsDue = true;
-            } else if (fd == links->get()) {
-                if (!readLinkEvents(*links).empty()) eventDue = true;
+            } else if (fd == (*links)->fd()) {
+                // Each event names its device: only the ones the profile may want are read at all.
+                for (const auto& c : (*links)->read()) {
+                    if (c.kind == LinkChange::Kind::kResync) fullDue_ = true;
+                    else if (concerns(c.name, c.linkKind)) dueDevices_.insert(c.name);
+                }
             } else if (fd == uevents->get()) {
-                for (const auto& u : readUevents(*uevents))
-                    if (u.subsystem == "queues" || u.subsystem == "net") eventDue = true;
+                for (const auto& u : readUevents(*uevents)) {
+                    if (u.action == "resync") {
+                        fullDue_ = true;
+                        continue;
+                    }
+                    const std::string name = ueventDevice(u);
+                    if (name.empty()) continue;
+                    const auto cached = (*links)->find(name);
+                    if (concerns(name, cached ? cached->kind : std::string())) dueDevices_.insert(name);
+                }
             } else if (watchdog && fd == watchdog->get()) {
                 readTimer(*watchdog);
                 sd_notify(0, "WATCHDOG=1");
             }
         }
+        const bool eventDue = fullDue_ || !dueDevices_.empty();
         if (eventDue && !firstEvent_) firstEvent_ = Clock::now();
         if (stop) break;
-        if (reloadDue) reload();
-        // Events only mark work as due; one reconcile per burst.
-        if (eventDue) reconcile(Why::kEvent);
-        else if (driftDue) reconcile(Why::kDrift);
+        // Events only mark work as due; one reconcile per burst, of the devices the burst named.
+        // The drift timer and a reload look at everything, and so does an event that names nothing.
+        if (reloadDue) {
+            reload();
+        } else if (fullDue_ || driftDue) {
+            reconcile(eventDue ? Why::kEvent : Why::kDrift);
+        } else if (!dueDevices_.empty()) {
+            reconcile(Why::kEvent, &dueDevices_);
+        }
+        fullDue_ = false;
+        dueDevices_.clear();
         firstEvent_.reset();
         if (metricsDue) sampleMetrics();
     }

@@ -69,6 +69,16 @@ bool matches(const Match& m, const Nic& nic) {
     return true;
 }
 
+bool mayMatch(const Match& m, const std::string& name, const std::string& linkKind) {
+    if (name == "lo") return false;
+    if (!linkKind.empty() && !m.includeVirtual) return false;  // a kind: veth, tun, bridge, vlan ...: virtual
+    if (!m.interfaces.empty() &&
+        std::none_of(m.interfaces.begin(), m.interfaces.end(),
+                     [&](const std::string& g) { return fnmatch(g.c_str(), name.c_str(), 0) == 0; }))
+        return false;
+    return true;
+}
+
 Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host, const Nic* nic,
                                    const PlanOptions& opts) {
     const auto& choice = profile.steering.cpus;
@@ -284,7 +294,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
                 why += "; native XDP on tap: the writer must use non-blocking writes";
             std::string spec = "cpus=" + targets->cpus.toList() + " mode=" + (profile.steering.xdpNative ? "native" : "generic") +
                                " qsize=" + std::to_string(profile.steering.xdpQsize);
-            p.settings.push_back({nic->name + " xdp steering", "sys/fs/bpf/rxtune/" + nic->name, ValueKind::kXdp,
+            p.settings.push_back({nic->name + " xdp steering", paths::xdpSteering(nic->name), ValueKind::kXdp,
                                   nic->xdpSteering, spec, why});
             for (const auto& q : nic->rx)
                 p.settings.push_back({nic->name + " rx-" + std::to_string(q.index) + " rps_cpus",

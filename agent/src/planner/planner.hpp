@@ -33,6 +33,10 @@ Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host,
                                    const PlanOptions& opts);
 
 bool matches(const Match& m, const Nic& nic);
+// What can be told from a link event alone (its name and IFLA_INFO_KIND) without reading the
+// device: false only where matches() is sure to say no (a name outside the globs, loopback, a
+// virtual kind the profile leaves out). The daemon reads nothing for devices this rejects.
+bool mayMatch(const Match& m, const std::string& name, const std::string& linkKind);
 
 // The CPUs serving a device's receive interrupts (effective affinity where the kernel has it).
 CpuSet irqCpus(const Nic& nic);

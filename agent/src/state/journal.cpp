@@ -58,9 +58,22 @@ Result<std::optional<Journal>> JournalStore::load() const {
         if (j.at("version").get<int>() != 1) return fail(EINVAL, "parse", path(), "unknown journal version");
         Journal out;
         out.state = j.at("state").get<std::string>();
+        out.generation = j.value("generation", std::uint64_t{0});
         out.pid = j.value("pid", 0L);
         out.profile = j.value("profile", "");
         out.appliedAt = j.value("applied_at", "");
+        // The completion mark of this very generation says the apply finished.
+        if (std::ifstream mark(markPath()); mark) {
+            try {
+                json m = json::parse(mark);
+                if (m.at("generation").get<std::uint64_t>() == out.generation) {
+                    out.state = "applied";
+                    out.appliedAt = m.at("applied_at").get<std::string>();
+                }
+            } catch (const json::exception&) {
+                // Torn by a power cut (it is never fsynced): the apply reads as interrupted.
+            }
+        }
         for (const auto& o : j.at("originals")) {
             Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value")};
             if (!parseValueKind(o.at("kind").get<std::string>(), e.kind))
@@ -88,6 +101,7 @@ Result<void> JournalStore::save(const Journal& jr) const {
     json j;
     j["version"] = 1;
     j["state"] = jr.state;
+    j["generation"] = jr.generation;
     j["pid"] = jr.pid;
     j["profile"] = jr.profile;
     j["applied_at"] = jr.appliedAt;
@@ -114,7 +128,22 @@ Result<void> JournalStore::save(const Journal& jr) const {
     return {};
 }
 
+Result<void> JournalStore::markApplied(std::uint64_t generation, const std::string& at) const {
+    const std::string data = json{{"generation", generation}, {"applied_at", at}}.dump() + "\n";
+    const std::string tmp = markPath() + ".tmp";
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(errno, "open", tmp);
+    auto w = writeAll(fd, data, tmp);
+    ::close(fd);
+    if (!w) return w;
+    if (::rename(tmp.c_str(), markPath().c_str()) != 0) return fail(errno, "rename", markPath());
+    return {};
+}
+
 Result<void> JournalStore::remove() const {
+    // The mark first: a mark without a journal is nothing; a journal without its mark is an
+    // interrupted apply, which is still safe.
+    if (::unlink(markPath().c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", markPath());
     if (::unlink(path().c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", path());
     int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd >= 0) {

@@ -1,6 +1,7 @@
 // Journal of original values: atomic (temp file, fsync, rename), guarded by an flock'd lock file.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ struct Original {
 
 struct Journal {
     std::string state;  // "applying" while writes may be half done, then "applied"
+    std::uint64_t generation = 0;  // one more at every durable save; the completion mark names it
     long pid = 0;
     std::string profile;
     std::string appliedAt;              // ISO 8601 UTC
@@ -33,8 +35,14 @@ public:
     explicit JournalStore(std::string dir);
     Result<std::optional<Journal>> load() const;
     Result<void> save(const Journal& j) const;  // write temp, fsync, rename, fsync dir
+    // Marks the journal of `generation` complete ("applied" at `at`) in a small second file,
+    // written atomically (temp, rename) but not fsynced. It holds no original: if it is lost, or
+    // torn by a power cut, the journal reads as an interrupted apply, whose originals are all on
+    // disk already and are adopted. This is what lets an apply cost one fsync'd save, not two.
+    Result<void> markApplied(std::uint64_t generation, const std::string& at) const;
     Result<void> remove() const;
     std::string path() const { return dir_ + "/journal.json"; }
+    std::string markPath() const { return dir_ + "/journal.applied"; }
 
 private:
     std::string dir_;

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstring>
+#include <string_view>
 
 namespace rxtune {
 
@@ -71,42 +72,6 @@ Result<UniqueFd> openNetlinkListener(int type, int protocol, std::uint32_t group
 
 }  // namespace
 
-Result<UniqueFd> openLinkMonitor() { return openNetlinkListener(SOCK_RAW, NETLINK_ROUTE, RTMGRP_LINK, "RTMGRP_LINK"); }
-
-std::vector<LinkEvent> readLinkEvents(const UniqueFd& fd) {
-    std::vector<LinkEvent> out;
-    alignas(nlmsghdr) std::array<char, 65536> buf{};
-    while (true) {
-        ssize_t n = ::recv(fd.get(), buf.data(), buf.size(), 0);
-        if (n < 0) {
-            if (errno == ENOBUFS) {
-                out.push_back(LinkEvent{});  // lost events: resynchronise everything
-                continue;
-            }
-            break;  // EAGAIN: drained
-        }
-        int len = static_cast<int>(n);
-        for (auto* h = reinterpret_cast<nlmsghdr*>(buf.data()); NLMSG_OK(h, static_cast<unsigned>(len));
-             h = NLMSG_NEXT(h, len)) {
-            if (h->nlmsg_type != RTM_NEWLINK && h->nlmsg_type != RTM_DELLINK) continue;
-            auto* ifi = static_cast<ifinfomsg*>(NLMSG_DATA(h));
-            LinkEvent ev;
-            ev.removed = h->nlmsg_type == RTM_DELLINK;
-            ev.ifindex = ifi->ifi_index;
-            ev.flags = ifi->ifi_flags;
-            int alen = static_cast<int>(IFLA_PAYLOAD(h));
-            for (auto* a = IFLA_RTA(ifi); RTA_OK(a, alen); a = RTA_NEXT(a, alen)) {
-                const void* data = RTA_DATA(a);
-                if (a->rta_type == IFLA_IFNAME) ev.name.assign(static_cast<const char*>(data), strnlen(static_cast<const char*>(data), RTA_PAYLOAD(a)));
-                else if (a->rta_type == IFLA_NUM_RX_QUEUES && RTA_PAYLOAD(a) >= 4) std::memcpy(&ev.numRx, data, 4);
-                else if (a->rta_type == IFLA_NUM_TX_QUEUES && RTA_PAYLOAD(a) >= 4) std::memcpy(&ev.numTx, data, 4);
-            }
-            out.push_back(std::move(ev));
-        }
-    }
-    return out;
-}
-
 Result<UniqueFd> openUeventMonitor() {
     // Group 1: the kernel's events, not udev's re-broadcasts.
     return openNetlinkListener(SOCK_DGRAM, NETLINK_KOBJECT_UEVENT, 1, "uevent");
@@ -133,6 +98,23 @@ bool parseUevent(const char* data, size_t len, Uevent& out) {
         pos = end + 1;
     }
     return !out.action.empty() && !out.devpath.empty();
+}
+
+std::string ueventDevice(const Uevent& u) {
+    std::string_view p = u.devpath;
+    if (u.subsystem == "queues") {
+        // .../net/<dev>/queues/rx-0
+        const auto q = p.rfind('/');
+        if (q == std::string_view::npos) return {};
+        p = p.substr(0, q);
+        if (!p.ends_with("/queues")) return {};
+        p.remove_suffix(7);
+    } else if (u.subsystem != "net") {
+        return {};
+    }
+    const auto slash = p.rfind('/');
+    if (slash == std::string_view::npos) return {};
+    return std::string(p.substr(slash + 1));
 }
 
 std::vector<Uevent> readUevents(const UniqueFd& fd) {

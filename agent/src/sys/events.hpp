@@ -1,4 +1,4 @@
-// Event sources for the daemon's epoll loop: signalfd, timerfd, rtnetlink link events, uevents.
+// Event sources for the daemon's epoll loop: signalfd, timerfd, uevents (links: sys/link_watch).
 #pragma once
 
 #include <signal.h>
@@ -22,19 +22,6 @@ Result<UniqueFd> openTimerFd(std::chrono::milliseconds period);
 Result<void> setTimer(const UniqueFd& fd, std::chrono::milliseconds period);
 std::uint64_t readTimer(const UniqueFd& fd);
 
-struct LinkEvent {
-    bool removed = false;  // RTM_DELLINK
-    int ifindex = 0;
-    std::string name;
-    std::uint32_t numRx = 0, numTx = 0;
-    std::uint32_t flags = 0;
-};
-
-// rtnetlink socket subscribed to RTNLGRP_LINK (new, changed, deleted links).
-Result<UniqueFd> openLinkMonitor();
-// Drains the socket; an overrun (ENOBUFS) is reported as one event with ifindex 0: "resync all".
-std::vector<LinkEvent> readLinkEvents(const UniqueFd& fd);
-
 struct Uevent {
     std::string action, devpath, subsystem;
 };
@@ -44,5 +31,8 @@ Result<UniqueFd> openUeventMonitor();
 std::vector<Uevent> readUevents(const UniqueFd& fd);
 // Parses one kernel uevent datagram ("add@/devices/...\0ACTION=add\0SUBSYSTEM=queues\0...").
 bool parseUevent(const char* data, size_t len, Uevent& out);
+// The network device a "net" or "queues" uevent is about ("/devices/virtual/net/veth0/queues/rx-1"
+// -> "veth0"); empty for any other.
+std::string ueventDevice(const Uevent& u);
 
 }  // namespace rxtune

@@ -106,6 +106,32 @@ bool fillIfreq(ifreq& ifr, const std::string& ifname) {
 
 }  // namespace
 
+LinkInfo linkInfoOf(rtnl_link* link) {
+    LinkInfo li;
+    const char* name = rtnl_link_get_name(link);
+    li.name = name ? name : "";
+    li.ifindex = rtnl_link_get_ifindex(link);
+    const char* kind = rtnl_link_get_type(link);
+    li.kind = kind ? kind : "";
+    char buf[64];
+    li.operstate = rtnl_link_operstate2str(rtnl_link_get_operstate(link), buf, sizeof buf);
+    for (char& c : li.operstate) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    li.flags = rtnl_link_get_flags(link);
+    li.mtu = rtnl_link_get_mtu(link);
+    li.arptype = rtnl_link_get_arptype(link);
+    li.numRxQueues = rtnl_link_get_num_rx_queues(link);
+    li.numTxQueues = rtnl_link_get_num_tx_queues(link);
+    li.stats.rxPackets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
+    li.stats.rxBytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
+    li.stats.rxDropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
+    li.stats.rxErrors = rtnl_link_get_stat(link, RTNL_LINK_RX_ERRORS);
+    li.stats.txPackets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
+    li.stats.txBytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
+    li.stats.txDropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
+    li.stats.txErrors = rtnl_link_get_stat(link, RTNL_LINK_TX_ERRORS);
+    return li;
+}
+
 Result<std::unique_ptr<Netlink>> Netlink::open() {
     std::unique_ptr<Netlink> nl(new Netlink());
     nl->route_ = nl_socket_alloc();
@@ -131,39 +157,34 @@ Netlink::~Netlink() {
     if (ioctlFd_ >= 0) ::close(ioctlFd_);
 }
 
+Result<std::optional<LinkInfo>> NetlinkSource::link(const std::string& name) {
+    auto all = links();
+    if (!all) return failWith(all.error());
+    for (auto& l : *all)
+        if (l.name == name) return std::optional<LinkInfo>(std::move(l));
+    return std::optional<LinkInfo>();
+}
+
 Result<std::vector<LinkInfo>> Netlink::links() {
     CacheGuard g;
     if (int rc = rtnl_link_alloc_cache(route_, AF_UNSPEC, &g.cache); rc < 0)
         return fail(libnlToErrno(rc), "rtnetlink RTM_GETLINK", "dump", nl_geterror(rc));
     std::vector<LinkInfo> out;
-    for (nl_object* o = nl_cache_get_first(g.cache); o; o = nl_cache_get_next(o)) {
-        auto* link = reinterpret_cast<rtnl_link*>(o);
-        LinkInfo li;
-        const char* name = rtnl_link_get_name(link);
-        li.name = name ? name : "";
-        li.ifindex = rtnl_link_get_ifindex(link);
-        const char* kind = rtnl_link_get_type(link);
-        li.kind = kind ? kind : "";
-        char buf[64];
-        li.operstate = rtnl_link_operstate2str(rtnl_link_get_operstate(link), buf, sizeof buf);
-        for (char& c : li.operstate) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        li.flags = rtnl_link_get_flags(link);
-        li.mtu = rtnl_link_get_mtu(link);
-        li.arptype = rtnl_link_get_arptype(link);
-        li.numRxQueues = rtnl_link_get_num_rx_queues(link);
-        li.numTxQueues = rtnl_link_get_num_tx_queues(link);
-        li.stats.rxPackets = rtnl_link_get_stat(link, RTNL_LINK_RX_PACKETS);
-        li.stats.rxBytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
-        li.stats.rxDropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
-        li.stats.rxErrors = rtnl_link_get_stat(link, RTNL_LINK_RX_ERRORS);
-        li.stats.txPackets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
-        li.stats.txBytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
-        li.stats.txDropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);
-        li.stats.txErrors = rtnl_link_get_stat(link, RTNL_LINK_TX_ERRORS);
-        out.push_back(std::move(li));
-    }
+    for (nl_object* o = nl_cache_get_first(g.cache); o; o = nl_cache_get_next(o))
+        out.push_back(linkInfoOf(reinterpret_cast<rtnl_link*>(o)));
     std::sort(out.begin(), out.end(), [](const LinkInfo& a, const LinkInfo& b) { return a.ifindex < b.ifindex; });
     return out;
+}
+
+Result<std::optional<LinkInfo>> Netlink::link(const std::string& name) {
+    if (name.empty() || name.size() >= IFNAMSIZ) return std::optional<LinkInfo>();
+    rtnl_link* l = nullptr;
+    int rc = rtnl_link_get_kernel(route_, 0, name.c_str(), &l);
+    if (rc == -NLE_NODEV || rc == -NLE_OBJ_NOTFOUND) return std::optional<LinkInfo>();
+    if (rc < 0) return fail(libnlToErrno(rc), "rtnetlink RTM_GETLINK", name, nl_geterror(rc));
+    LinkInfo li = linkInfoOf(l);
+    rtnl_link_put(l);
+    return std::optional<LinkInfo>(std::move(li));
 }
 
 Result<Channels> Netlink::channels(const std::string& ifname) {

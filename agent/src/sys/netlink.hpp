@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "core/result.hpp"
 
 struct nl_sock;
+struct rtnl_link;
 
 namespace rxtune {
 
@@ -25,11 +27,17 @@ struct LinkInfo {
     LinkStats stats;
 };
 
+// libnl's link object -> LinkInfo (sys/ only: the dump, the one-link query and the link watch).
+LinkInfo linkInfoOf(::rtnl_link* link);
+
 class NetlinkSource {
 public:
     virtual ~NetlinkSource() = default;
     // Every link of the current network namespace, by ifindex.
     virtual Result<std::vector<LinkInfo>> links() = 0;
+    // One link by name, asked for alone (no dump); nullopt when there is none. The default filters
+    // links(), for fakes.
+    virtual Result<std::optional<LinkInfo>> link(const std::string& name);
     // Channel counts; a driver that cannot answer gives supported=false, not an error.
     virtual Result<Channels> channels(const std::string& ifname) = 0;
     virtual Result<DriverInfo> driverInfo(const std::string& ifname) = 0;
@@ -44,6 +52,7 @@ public:
     Netlink& operator=(const Netlink&) = delete;
 
     Result<std::vector<LinkInfo>> links() override;
+    Result<std::optional<LinkInfo>> link(const std::string& name) override;
     Result<Channels> channels(const std::string& ifname) override;
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
 
