@@ -167,6 +167,53 @@ TEST_CASE("the daemon re-applies on link events, queue changes and drift", "[int
     CHECK(d.log().find("stopped and reverted") != std::string::npos);
 }
 
+TEST_CASE("an event touches only the device it names; what no event reports, the drift timer finds", "[integration][daemon]") {
+    NetNs ns;
+    ns.ip({"link", "add", "v0", "type", "veth", "peer", "name", "v1"});
+    Daemon d(ns, "drift_interval: 2s\nmetrics_interval: 60s\n", 19876);
+    REQUIRE(eventually([&] { return d.ready(); }));
+    REQUIRE(steered(ns, "v0", 0));
+    auto applies = [&] {
+        const std::string m = d.metrics();
+        double n = 0;
+        for (const char* r : {"changed", "unchanged", "failed"})
+            n += std::max(0.0, sample(m, std::string("rxtune_applies_total{result=\"") + r + "\"}"));
+        return n;
+    };
+    auto flowCnt = [&](const std::string& dev) {
+        try {
+            return std::stoi(ns.sysfsRead("class/net/" + dev + "/queues/rx-0/rps_flow_cnt"));
+        } catch (const std::exception&) {
+            return -1;
+        }
+    };
+    // Churn of devices the profile does not match (pods coming and going): nothing is read for
+    // them, so nothing is planned or applied.
+    const double before = applies();
+    for (int i = 0; i < 10; ++i) {
+        const std::string z = "z" + std::to_string(i), y = "y" + std::to_string(i);
+        ns.ip({"link", "add", z, "type", "veth", "peer", "name", y});
+        ns.ip({"link", "set", z, "up"});
+        ns.ip({"link", "del", z});
+    }
+    std::this_thread::sleep_for(300ms);
+    CHECK(applies() == before);
+    // Someone clears v0's mask (no event says so); then an event about a new device, v2: v2 is
+    // steered, and v0 is not the event's business.
+    const size_t mark = d.log().size();
+    ns.sysfsWrite("class/net/v0/queues/rx-0/rps_cpus", "0");
+    ns.ip({"link", "add", "v2", "type", "veth", "peer", "name", "v3"});
+    REQUIRE(eventually([&] { return flowCnt("v2") > 0 && flowCnt("v3") > 0; }));
+    std::string since = d.log().substr(mark);
+    INFO(since);
+    CHECK(since.find("set: v2 rx-0 rps_flow_cnt") != std::string::npos);
+    CHECK(since.find("set: v0") == std::string::npos);
+    // The drift timer looks at everything, and puts v0 right.
+    CHECK(eventually([&] { return steered(ns, "v0", 0); }, 10s));
+    since = d.log().substr(mark);
+    CHECK(since.find("corrected drift: v0 rx-0 rps_cpus") != std::string::npos);
+}
+
 TEST_CASE("re-apply latency is measured and exported", "[integration][daemon]") {
     NetNs ns;
     Daemon d(ns, "drift_interval: 60s\nmetrics_interval: 200ms\n", 19872);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/paths.hpp"
+#include "core/text.hpp"
 
 namespace rxtune {
 
@@ -14,9 +15,29 @@ namespace {
 
 std::string deviceOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
+// Where a successful write() is proof enough, so that no read-back is needed:
+// - rps_flow_cnt: the kernel rounds the count up to a power of two and shows the table's size,
+//   so a power of two (or 0) it accepted is what it holds (net/core/net-sysfs.c,
+//   store/show_rps_dev_flow_table_cnt);
+// - rps_cpus: the kernel keeps the mask it parsed, less the CPUs that are not housekeeping
+//   (store_rps_map); a mask with none of those (rpsDropped) is stored as written.
+// Anything else, and a revert (which has no plan), is read back.
+bool writeIsExact(const std::string& path, ValueKind kind, const std::string& value, const std::optional<CpuSet>& rpsDropped) {
+    if (kind == ValueKind::kInteger && path.ends_with("/rps_flow_cnt")) {
+        std::uint64_t n = 0;
+        return parseUnsigned(value, n) && (n & (n - 1)) == 0;
+    }
+    if (kind == ValueKind::kCpuMask && path.ends_with("/rps_cpus") && rpsDropped) {
+        auto mask = CpuSet::parseMask(value);
+        return mask && (*mask & *rpsDropped).empty();
+    }
+    return false;
+}
+
 Result<void> writeChecked(const Knobs& fs, const std::string& id, const std::string& path, ValueKind kind,
-                          const std::string& value) {
+                          const std::string& value, const std::optional<CpuSet>& rpsDropped = std::nullopt) {
     if (auto w = fs.write(path, kind, value); !w) return failWith(w.error().withContext(id));
+    if (writeIsExact(path, kind, value, rpsDropped)) return {};
     auto back = fs.read(path, kind);
     if (!back) return failWith(back.error().withContext(id));
     if (!sameValue(kind, *back, value))
@@ -102,7 +123,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
             continue;
         }
         if (!fs.writable(o.path, o.kind)) continue;  // read-only here (rmem_max in a netns): kept for revert
-        restores.push_back({o.id, o.path, o.kind, *cur, o.value, "no longer in the profile: original restored"});
+        restores.push_back({o.id, o.path, o.kind, *cur, o.value, "no longer in the profile: original restored", *cur});
     }
 
     std::vector<const Setting*> pending;
@@ -165,7 +186,9 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     // bytes they found.
     std::vector<std::string> rawBefore;
     for (const Setting* s : pending) {
-        auto raw = fs.read(s->path, s->kind);
+        // The bytes the snapshot read a moment ago where the plan carries them, else read now.
+        Result<std::string> raw = s->raw;
+        if (s->raw.empty()) raw = fs.read(s->path, s->kind);
         if (!raw) return failWith(raw.error().withContext(s->id));
         rawBefore.push_back(*raw);
         if (journaled.insert(s->path).second) {
@@ -182,7 +205,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
 
     for (size_t i = 0; i < pending.size(); ++i) {
         const Setting& s = *pending[i];
-        auto r = writeChecked(fs, s.id, s.path, s.kind, s.desired);
+        auto r = writeChecked(fs, s.id, s.path, s.kind, s.desired, plan.rpsDropped);
         if (r) {
             report.written.push_back(s);
             continue;
@@ -191,7 +214,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         Error err = r.error();
         for (size_t k = i; k-- > 0;) {
             const Setting& done = *pending[k];
-            if (auto u = writeChecked(fs, done.id, done.path, done.kind, rawBefore[k]); !u)
+            if (auto u = writeChecked(fs, done.id, done.path, done.kind, rawBefore[k], plan.rpsDropped); !u)
                 err.context.insert(err.context.begin(), "rollback also failed: " + u.error().message());
         }
         if (durableFirst) {

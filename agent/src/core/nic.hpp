@@ -31,12 +31,14 @@ struct RxQueue {
     unsigned index = 0;
     CpuSet rpsCpus;
     std::uint32_t rpsFlowCnt = 0;
+    std::string rpsCpusRaw, rpsFlowCntRaw;  // the bytes as read: what a revert puts back
 };
 
 struct TxQueue {
     unsigned index = 0;
     std::optional<CpuSet> xpsCpus;  // absent when the kernel refuses to show it
     std::string xpsError;
+    std::string xpsRaw;
 };
 
 struct Irq {

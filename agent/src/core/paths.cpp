@@ -54,9 +54,12 @@ std::string deviceOf(std::string_view path) {
 
 std::string queuesDir(const std::string& ifname) { return netDev(ifname) + "/queues"; }
 
+std::string queueRel(QueueDir dir, unsigned index, std::string_view file) {
+    return std::string(dir == QueueDir::kRx ? "queues/rx-" : "queues/tx-") + std::to_string(index) + "/" + std::string(file);
+}
+
 std::string queueFile(const std::string& ifname, QueueDir dir, unsigned index, std::string_view file) {
-    return queuesDir(ifname) + (dir == QueueDir::kRx ? "/rx-" : "/tx-") + std::to_string(index) + "/" +
-           std::string(file);
+    return netDev(ifname) + "/" + queueRel(dir, index, file);
 }
 
 std::string sysctl(const std::string& key) {

@@ -22,6 +22,8 @@ std::string netDev(const std::string& ifname);                                //
 std::string netDevFile(const std::string& ifname, std::string_view file);    // sys/class/net/<if>/<file>
 std::string queuesDir(const std::string& ifname);                             // sys/class/net/<if>/queues
 std::string queueFile(const std::string& ifname, QueueDir dir, unsigned index, std::string_view file);
+// The same, relative to the device's directory (netDev): "queues/rx-3/rps_cpus".
+std::string queueRel(QueueDir dir, unsigned index, std::string_view file);
 std::string sysctl(const std::string& key);                                   // proc/sys/net/core/rmem_max
 std::string irqFile(unsigned irq, std::string_view file);                     // proc/irq/<n>/<file>
 std::string cpuDir(unsigned cpu);                                             // sys/devices/system/cpu/cpu<n>

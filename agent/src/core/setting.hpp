@@ -1,7 +1,10 @@
 // Setting (one knob: where, current, desired) and Plan (the ordered settings one apply carries out).
 #pragma once
 
+#include <optional>
 #include <string>
+
+#include "core/cpuset.hpp"
 #include <vector>
 
 namespace rxtune {
@@ -23,6 +26,7 @@ struct Setting {
     std::string current;
     std::string desired;
     std::string why;
+    std::string raw;  // `current` as the bytes read (what revert puts back); empty: apply reads it again
     bool pending() const { return !sameValue(kind, current, desired); }
 };
 
@@ -45,6 +49,9 @@ struct Plan {
     std::vector<Skip> skipped;            // what cannot be applied here, and why
     std::vector<Advice> advice;           // not applied by rxtune; does not count as pending
     std::vector<std::string> explanation; // per interface and CPU: chosen or left out, and why
+    // CPUs the kernel quietly leaves out of an RPS mask (not housekeeping: isolated, nohz_full).
+    // A mask touching none of them is stored as written, so apply need not read it back.
+    std::optional<CpuSet> rpsDropped;
     size_t pendingCount() const;
 };
 

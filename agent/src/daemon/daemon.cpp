@@ -13,11 +13,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <ctime>
 #include <iostream>
 #include <memory>
 #include <map>
 #include <optional>
+#include <thread>
 #include <set>
 
 #include <prometheus/text_serializer.h>
@@ -47,6 +49,9 @@ namespace rxtune {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// How long events that concern no device of the profile gather before they are read (see run()).
+constexpr auto kNoiseBatch = std::chrono::milliseconds(2);
 
 // journald keeps the level when a line starts with <N> (sd-daemon.h's SD_ERR ... SD_DEBUG).
 void logLine(const char* prio, const std::string& msg) { std::cerr << prio << "rxtune: " << msg << std::endl; }
@@ -122,7 +127,7 @@ private:
     // devices: an event's, the only ones read and answered for; null: the whole host.
     bool reconcile(Why why, const std::set<std::string>* devices = nullptr);  // false: nothing was planned or applied (logged)
     // An event about `name` (of link kind `linkKind`) is worth reading the device for.
-    bool concerns(const std::string& name, const std::string& linkKind) const;
+    bool concerns(const std::string& name, const std::function<std::string()>& linkKind) const;
     void sampleMetrics();
     void stepAuto(const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>& softnet,
                   const std::map<unsigned, CpuSoftirq>* bpf, const std::optional<StackCounters>& stack);
@@ -156,10 +161,11 @@ private:
     std::map<std::string, bool> datapathUp_;  // to log changes only
 };
 
-bool Agent::concerns(const std::string& name, const std::string& linkKind) const {
+bool Agent::concerns(const std::string& name, const std::function<std::string()>& linkKind) const {
     if (std::find(steered_.begin(), steered_.end(), name) != steered_.end()) return true;  // ours: gone, reset, renamed
     if (!cfg_.interfaces.empty()) return std::find(cfg_.interfaces.begin(), cfg_.interfaces.end(), name) != cfg_.interfaces.end();
-    return mayMatch(profile_.match, name, linkKind);
+    if (!mayMatch(profile_.match, name, "")) return false;
+    return profile_.match.includeVirtual || mayMatch(profile_.match, name, linkKind());
 }
 
 bool Agent::reconcile(Why why, const std::set<std::string>* devices) {
@@ -467,7 +473,7 @@ int Agent::run() {
             LOG_E("epoll_wait: " + std::string(std::strerror(errno)));
             return 1;
         }
-        bool driftDue = false, metricsDue = false, reloadDue = false, stop = false;
+        bool driftDue = false, metricsDue = false, reloadDue = false, stop = false, otherWork = false;
         for (int i = 0; i < n; ++i) {
             const int fd = events[static_cast<size_t>(i)].data.fd;
             if (fd == sig->get()) {
@@ -485,7 +491,7 @@ int Agent::run() {
                 // Each event names its device: only the ones the profile may want are read at all.
                 for (const auto& c : (*links)->read()) {
                     if (c.kind == LinkChange::Kind::kResync) fullDue_ = true;
-                    else if (concerns(c.name, c.linkKind)) dueDevices_.insert(c.name);
+                    else if (concerns(c.name, [&] { return c.linkKind; })) dueDevices_.insert(c.name);
                 }
             } else if (fd == uevents->get()) {
                 for (const auto& u : readUevents(*uevents)) {
@@ -494,16 +500,24 @@ int Agent::run() {
                         continue;
                     }
                     const std::string name = ueventDevice(u);
-                    if (name.empty()) continue;
-                    const auto cached = (*links)->find(name);
-                    if (concerns(name, cached ? cached->kind : std::string())) dueDevices_.insert(name);
+                    // The name alone settles most (a glob, a list); the kind is looked up only if needed.
+                    if (!name.empty() && concerns(name, [&] {
+                            const auto cached = (*links)->find(name);
+                            return cached ? cached->kind : std::string();
+                        }))
+                        dueDevices_.insert(name);
                 }
             } else if (watchdog && fd == watchdog->get()) {
                 readTimer(*watchdog);
                 sd_notify(0, "WATCHDOG=1");
+                otherWork = true;
             }
         }
         const bool eventDue = fullDue_ || !dueDevices_.empty();
+        // A wake-up for events about devices that concern nobody (a node's pods churning): let the
+        // next ones gather in the sockets for a moment, so that they are read in batches, not
+        // one wake-up each. An event that matters waits at most this long behind them.
+        const bool noise = !eventDue && !driftDue && !metricsDue && !reloadDue && !stop && !otherWork;
         if (eventDue && !firstEvent_) firstEvent_ = Clock::now();
         if (stop) break;
         // Events only mark work as due; one reconcile per burst, of the devices the burst named.
@@ -519,6 +533,7 @@ int Agent::run() {
         dueDevices_.clear();
         firstEvent_.reset();
         if (metricsDue) sampleMetrics();
+        if (noise) std::this_thread::sleep_for(kNoiseBatch);
     }
 
     sd_notify(0, "STOPPING=1");

@@ -3,7 +3,10 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -14,10 +17,13 @@ namespace rxtune {
 namespace {
 
 constexpr unsigned kIffTap = 0x0002;  // IFF_TAP in tun_flags
+constexpr size_t kParallelFrom = 64;  // devices: below this one thread reads them all
+constexpr size_t kMaxThreads = 8;
 
-std::string kindOf(const FileTree& fs, const LinkInfo& li) {
+// dev: the device's own directory (sys/class/net/<name>) as a tree.
+std::string kindOf(const FileTree& dev, const LinkInfo& li, bool hasDevice) {
     if (li.kind == "tun") {
-        auto flags = fs.read(paths::netDevFile(li.name, "tun_flags"));
+        auto flags = dev.read("tun_flags");
         unsigned v = 0;
         if (flags) {
             std::string t = trimmed(*flags);
@@ -28,30 +34,31 @@ std::string kindOf(const FileTree& fs, const LinkInfo& li) {
     }
     if (!li.kind.empty()) return li.kind;
     if (li.arptype == ARPHRD_LOOPBACK || (li.flags & IFF_LOOPBACK)) return "loopback";
-    if (fs.exists(paths::netDevFile(li.name, "device"))) return "physical";
-    return "virtual";
+    return hasDevice ? "physical" : "virtual";
 }
 
-Result<void> readQueues(const FileTree& fs, Nic& nic) {
-    auto entries = fs.list(paths::queuesDir(nic.name));
+Result<void> readQueues(const FileTree& dev, Nic& nic) {
+    auto entries = dev.list("queues");
     if (!entries) return failWith(entries.error());
     for (const auto& e : *entries) {
         unsigned idx = 0;
         if (e.starts_with("rx-") && parseUnsigned(std::string_view(e).substr(3), idx)) {
             RxQueue q;
             q.index = idx;
-            const auto maskPath = paths::queueFile(nic.name, paths::QueueDir::kRx, idx, "rps_cpus");
-            if (auto text = fs.read(maskPath)) {
+            const auto maskPath = paths::queueRel(paths::QueueDir::kRx, idx, "rps_cpus");
+            if (auto text = dev.read(maskPath)) {
                 auto set = CpuSet::parseMask(*text);
-                if (!set) return fail(EINVAL, "parse", fs.full(maskPath), set.error().detail);
+                if (!set) return fail(EINVAL, "parse", dev.full(maskPath), set.error().detail);
                 q.rpsCpus = *set;
+                q.rpsCpusRaw = std::move(*text);
             } else if (text.error().code != ENOENT) {
                 return failWith(text.error());
             }
-            const auto cntPath = paths::queueFile(nic.name, paths::QueueDir::kRx, idx, "rps_flow_cnt");
-            if (auto text = fs.read(cntPath)) {
+            const auto cntPath = paths::queueRel(paths::QueueDir::kRx, idx, "rps_flow_cnt");
+            if (auto text = dev.read(cntPath)) {
                 if (!parseUnsigned(trimmed(*text), q.rpsFlowCnt))
-                    return fail(EINVAL, "parse", fs.full(cntPath), "'" + trimmed(*text) + "' is not a count");
+                    return fail(EINVAL, "parse", dev.full(cntPath), "'" + trimmed(*text) + "' is not a count");
+                q.rpsFlowCntRaw = std::move(*text);
             } else if (text.error().code != ENOENT) {
                 return failWith(text.error());
             }
@@ -59,11 +66,12 @@ Result<void> readQueues(const FileTree& fs, Nic& nic) {
         } else if (e.starts_with("tx-") && parseUnsigned(std::string_view(e).substr(3), idx)) {
             TxQueue q;
             q.index = idx;
-            const auto xpsPath = paths::queueFile(nic.name, paths::QueueDir::kTx, idx, "xps_cpus");
-            if (auto text = fs.read(xpsPath)) {
+            const auto xpsPath = paths::queueRel(paths::QueueDir::kTx, idx, "xps_cpus");
+            if (auto text = dev.read(xpsPath)) {
                 auto set = CpuSet::parseMask(*text);
-                if (!set) return fail(EINVAL, "parse", fs.full(xpsPath), set.error().detail);
+                if (!set) return fail(EINVAL, "parse", dev.full(xpsPath), set.error().detail);
                 q.xpsCpus = *set;
+                q.xpsRaw = std::move(*text);
             } else {
                 // The kernel refuses xps_cpus on some devices (ENOENT, EINVAL); report, don't fail.
                 q.xpsError = std::strerror(text.error().code);
@@ -79,13 +87,13 @@ Result<void> readQueues(const FileTree& fs, Nic& nic) {
 
 // IRQ numbers: MSI vectors of the device (for virtio, of the PCI function above it), the legacy
 // line, and any /proc/interrupts action named after the interface ("eth0-TxRx-0").
-std::set<unsigned> irqNumbers(const FileTree& fs, const Nic& nic, const InterruptTable& table) {
+std::set<unsigned> irqNumbers(const FileTree& dev, const Nic& nic, const InterruptTable& table, bool hasDevice) {
     std::set<unsigned> out;
-    const std::string dev = paths::netDevFile(nic.name, "device");
-    std::vector<std::string> msiDirs = {dev + "/msi_irqs"};
-    if (auto sub = fs.readLink(dev + "/subsystem"); sub && sub->ends_with("/virtio")) msiDirs.push_back(dev + "/../msi_irqs");
+    std::vector<std::string> msiDirs = {"device/msi_irqs"};
+    if (!hasDevice) msiDirs.clear();
+    else if (auto sub = dev.readLink("device/subsystem"); sub && sub->ends_with("/virtio")) msiDirs.push_back("device/../msi_irqs");
     for (const auto& d : msiDirs) {
-        if (auto names = fs.list(d)) {
+        if (auto names = dev.list(d)) {
             for (const auto& n : *names) {
                 unsigned irq = 0;
                 if (parseUnsigned(n, irq)) out.insert(irq);
@@ -93,8 +101,8 @@ std::set<unsigned> irqNumbers(const FileTree& fs, const Nic& nic, const Interrup
             if (!out.empty()) break;
         }
     }
-    if (out.empty()) {
-        if (auto legacy = fs.read(dev + "/irq")) {
+    if (out.empty() && hasDevice) {
+        if (auto legacy = dev.read("device/irq")) {
             unsigned irq = 0;
             if (parseUnsigned(trimmed(*legacy), irq) && irq != 0) out.insert(irq);
         }
@@ -107,8 +115,8 @@ std::set<unsigned> irqNumbers(const FileTree& fs, const Nic& nic, const Interrup
     return out;
 }
 
-Result<void> readIrqs(const FileTree& fs, const InterruptTable& table, Nic& nic) {
-    for (unsigned irq : irqNumbers(fs, nic, table)) {
+Result<void> readIrqs(const FileTree& fs, const FileTree& dev, const InterruptTable& table, Nic& nic, bool hasDevice) {
+    for (unsigned irq : irqNumbers(dev, nic, table, hasDevice)) {
         Irq i;
         i.number = irq;
         for (const auto& line : table.lines) {
@@ -136,32 +144,49 @@ Result<void> readIrqs(const FileTree& fs, const InterruptTable& table, Nic& nic)
     return {};
 }
 
-Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable& table, const LinkInfo& li) {
+// dumped: every device's channels from one ethtool dump, or null to ask per device.
+Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable& table, const LinkInfo& li,
+                    const std::map<std::string, Channels>* dumped) {
     Nic nic;
     nic.name = li.name;
     nic.ifindex = li.ifindex;
-    nic.kind = kindOf(fs, li);
+    // A device with no parent (veth, tun, bridge: most of a node's thousands) has no IRQs, NUMA
+    // node or PCI function to read: one stat says so, instead of a handful of failing opens.
+    auto dev = fs.subtree(paths::netDev(li.name));
+    if (!dev) return failWith(dev.error());
+    const bool hasDevice = (*dev)->exists("device");
+    nic.kind = kindOf(**dev, li, hasDevice);
     nic.operstate = li.operstate;
     nic.mtu = li.mtu;
     nic.numRxQueues = li.numRxQueues;
     nic.numTxQueues = li.numTxQueues;
     nic.stats = li.stats;
-    if (auto sp = fs.read(paths::netDevFile(li.name, "speed"))) {
+    // Speed is a physical port's (a veth's or tap's is a made-up figure, when it is shown at all).
+    if (auto sp = hasDevice ? (*dev)->read("speed") : Result<std::string>(std::string())) {
         std::int64_t v = 0;
         if (parseSigned(trimmed(*sp), v) && v > 0) nic.speedMbps = v;
     }
-    if (auto r = readQueues(fs, nic); !r) return failWith(r.error());
-    if (auto numa = fs.read(paths::netDevFile(li.name, "device/numa_node"))) {
+    if (auto r = readQueues(**dev, nic); !r) return failWith(r.error());
+    if (auto numa = hasDevice ? (*dev)->read("device/numa_node") : Result<std::string>(std::string())) {
         std::int64_t v = -1;
-        if (!parseSigned(trimmed(*numa), v))
-            return fail(EINVAL, "parse", fs.full(paths::netDevFile(li.name, "device/numa_node")),
+        if (!numa->empty() && !parseSigned(trimmed(*numa), v))
+            return fail(EINVAL, "parse", (*dev)->full("device/numa_node"),
                         "'" + trimmed(*numa) + "' is not a node number");
         nic.numaNode = static_cast<int>(v);
     }
-    if (auto r = readIrqs(fs, table, nic); !r) return failWith(r.error());
-    auto ch = nl.channels(li.name);
-    if (!ch) return failWith(ch.error());
-    nic.channels = *ch;
+    if (auto r = readIrqs(fs, **dev, table, nic, hasDevice); !r) return failWith(r.error());
+    if (dumped) {
+        if (auto it = dumped->find(li.name); it != dumped->end()) {
+            nic.channels = it->second;
+        } else {
+            nic.channels.source = "ethtool-netlink";  // the dump leaves out devices that do not answer
+            nic.channels.error = std::strerror(EOPNOTSUPP);
+        }
+    } else {
+        auto ch = nl.channels(li.name);
+        if (!ch) return failWith(ch.error());
+        nic.channels = *ch;
+    }
     auto drv = nl.driverInfo(li.name);
     if (!drv) return failWith(drv.error());
     nic.driver = *drv;
@@ -193,14 +218,35 @@ Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const s
     if (!irqText) return failWith(irqText.error());
     auto table = parseInterrupts(*irqText);
     if (!table) return failWith(table.error().withContext(fs.full("proc/interrupts")));
-    std::vector<Nic> out;
-    for (const auto& li : *links) {
-        if (!only.empty() && std::find(only.begin(), only.end(), li.name) == only.end()) continue;
-        // Names from the kernel still go through the same check before they become paths.
+    // A whole-host snapshot asks for every device's channels at once (one dump, not one request each).
+    std::optional<std::map<std::string, Channels>> dumped;
+    if (only.empty() && links->size() > 1) {
+        auto all = nl.allChannels();
+        if (!all) return failWith(all.error());
+        dumped = std::move(*all);
+    }
+    // Names from the kernel still go through the same check before they become paths.
+    for (const auto& li : *links)
         if (auto ok = validateIfName(li.name); !ok) return failWith(ok.error());
-        auto nic = readNic(fs, nl, *table, li);
-        if (!nic) return failWith(nic.error().withContext("interface " + li.name));
-        out.push_back(std::move(*nic));
+    // With the channels dumped, what is left per device is sysfs reads and one ioctl, all safe to
+    // run side by side; the kernel's sysfs lookups are the cost, so a host with hundreds of devices
+    // spreads them over a few threads.
+    const size_t n = links->size();
+    std::vector<Result<Nic>> got(n);
+    auto work = [&](size_t from, size_t step) {
+        for (size_t i = from; i < n; i += step) got[i] = readNic(fs, nl, *table, (*links)[i], dumped ? &*dumped : nullptr);
+    };
+    const size_t threads = dumped && n >= kParallelFrom ? std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxThreads) : 1;
+    {
+        std::vector<std::jthread> pool;
+        for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
+        work(0, threads);
+    }
+    std::vector<Nic> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+        if (!got[i]) return failWith(got[i].error().withContext("interface " + (*links)[i].name));
+        out.push_back(std::move(*got[i]));
     }
     return out;
 }

@@ -182,6 +182,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     const Topology& host = snap.host;
     Plan p;
     p.profile = profile.name;
+    p.rpsDropped = host.isolated | host.nohzFull;
     p.profileFiles = profile.files;
 
     // CPU lists and cgroups are checked even when no interface ends up steered: bad input is an error.
@@ -240,14 +241,14 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     for (const auto& [key, dv] : sysctlDesired) {
         const SysctlValue* cur = findSysctl(host, key);
         ValueKind kind = numbersOf(cur->value).size() > 1 ? ValueKind::kNumbers : ValueKind::kInteger;
-        p.settings.push_back({"sysctl " + key, paths::sysctl(key), kind, normalise(kind, cur->value), dv.first, dv.second});
+        p.settings.push_back({"sysctl " + key, paths::sysctl(key), kind, normalise(kind, cur->value), dv.first, dv.second, {}});
     }
     if (profile.steering.mode == SteeringMode::kRps && profile.steering.defaultMask && !nics.empty()) {
         const SysctlValue* cur = findSysctl(host, "net.core.rps_default_mask");
         if (cur && cur->present && cur->writable)
             p.settings.push_back({"sysctl net.core.rps_default_mask", paths::sysctl("net.core.rps_default_mask"),
                                   ValueKind::kCpuMask, normalise(ValueKind::kCpuMask, cur->value),
-                                  hostTargets->cpus.toMask(), "devices created later start steered"});
+                                  hostTargets->cpus.toMask(), "devices created later start steered", {}});
         else
             p.skipped.push_back({"sysctl net.core.rps_default_mask", "not available on this kernel (added in 6.3)"});
     }
@@ -295,22 +296,23 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
             std::string spec = "cpus=" + targets->cpus.toList() + " mode=" + (profile.steering.xdpNative ? "native" : "generic") +
                                " qsize=" + std::to_string(profile.steering.xdpQsize);
             p.settings.push_back({nic->name + " xdp steering", paths::xdpSteering(nic->name), ValueKind::kXdp,
-                                  nic->xdpSteering, spec, why});
+                                  nic->xdpSteering, spec, why, {}});
             for (const auto& q : nic->rx)
                 p.settings.push_back({nic->name + " rx-" + std::to_string(q.index) + " rps_cpus",
                                       paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
-                                      ValueKind::kCpuMask, q.rpsCpus.toMask(), "0", "XDP steering replaces RPS"});
+                                      ValueKind::kCpuMask, q.rpsCpus.toMask(), "0", "XDP steering replaces RPS", q.rpsCpusRaw});
         }
         const std::uint32_t nrx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(nic->rx.size()));
         const std::uint32_t perQueue = entries ? roundUpPow2((entries + nrx - 1) / nrx) : 0;
         for (const auto& q : rps ? nic->rx : std::vector<RxQueue>{}) {
             const std::string qn = nic->name + " rx-" + std::to_string(q.index);
             p.settings.push_back({qn + " rps_cpus", paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
-                                  ValueKind::kCpuMask, q.rpsCpus.toMask(), targets->cpus.toMask(), why});
+                                  ValueKind::kCpuMask, q.rpsCpus.toMask(), targets->cpus.toMask(), why, q.rpsCpusRaw});
             p.settings.push_back({qn + " rps_flow_cnt",
                                   paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_flow_cnt"),
                                   ValueKind::kInteger, std::to_string(q.rpsFlowCnt), std::to_string(perQueue),
-                                  "RFS: " + std::to_string(entries) + " entries over " + std::to_string(nrx) + " RX queue(s)"});
+                                  "RFS: " + std::to_string(entries) + " entries over " + std::to_string(nrx) + " RX queue(s)",
+                                  q.rpsFlowCntRaw});
         }
         if (!profile.steering.xps) continue;
         if (nic->tx.size() <= 1) {
@@ -329,7 +331,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
                 if (i % nic->tx.size() == q.index % nic->tx.size()) mine.add(cpus[i]);
             p.settings.push_back({id, paths::queueFile(nic->name, paths::QueueDir::kTx, q.index, "xps_cpus"),
                                   ValueKind::kCpuMask, q.xpsCpus->toMask(), mine.toMask(),
-                                  "XPS: CPUs round-robin over " + std::to_string(nic->tx.size()) + " TX queues"});
+                                  "XPS: CPUs round-robin over " + std::to_string(nic->tx.size()) + " TX queues", q.xpsRaw});
         }
     }
 
@@ -355,7 +357,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
                 for (const auto& [cpu, gov] : host.governors)
                     p.settings.push_back({"cpu" + std::to_string(cpu) + " governor",
                                           paths::cpuDir(cpu) + "/cpufreq/scaling_governor", ValueKind::kWord, gov,
-                                          chosen, "profile " + profile.governorsWhere.str()});
+                                          chosen, "profile " + profile.governorsWhere.str(), {}});
             }
         }
     }

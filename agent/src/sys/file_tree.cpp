@@ -16,6 +16,27 @@ namespace {
 // procfs files such as /proc/interrupts on big hosts run to megabytes; this bounds a hostile tree.
 constexpr size_t kMaxFileSize = 64u << 20;
 
+// Lists the open directory fd (and closes it); `path` names it in errors.
+Result<std::vector<std::string>> listOpen(int fd, const std::string& path) {
+    DIR* d = ::fdopendir(fd);
+    if (!d) {
+        int err = errno;
+        ::close(fd);
+        return fail(err, "list", path);
+    }
+    std::vector<std::string> out;
+    errno = 0;
+    while (dirent* e = ::readdir(d)) {
+        std::string n = e->d_name;
+        if (n != "." && n != "..") out.push_back(std::move(n));
+    }
+    int err = errno;
+    ::closedir(d);
+    if (err != 0) return fail(err, "list", path);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
 }  // namespace
 
 FileTree::FileTree(std::string root) : root_(std::move(root)) {
@@ -27,12 +48,11 @@ std::string FileTree::full(const std::string& rel) const {
     return root_ + "/" + rel;
 }
 
-Result<std::string> FileTree::read(const std::string& rel) const {
-    const std::string path = full(rel);
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+Result<std::string> FileTree::readOpen(int rawFd, const std::string& path, bool sysfs) {
+    UniqueFd fd(rawFd);
     if (fd.get() < 0) return fail(errno, "read", path);
     std::string out;
-    std::array<char, 65536> buf{};
+    std::array<char, 65536> buf;  // not zeroed: read() fills it (64 KiB of memset per knob read adds up)
     while (true) {
         ssize_t n = ::read(fd.get(), buf.data(), buf.size());
         if (n < 0) {
@@ -42,8 +62,67 @@ Result<std::string> FileTree::read(const std::string& rel) const {
         if (n == 0) break;
         out.append(buf.data(), static_cast<size_t>(n));
         if (out.size() > kMaxFileSize) return fail(EFBIG, "read", path, "file larger than 64 MiB");
+        // A sysfs attribute is shown whole by the first read (at most a page): a short read there
+        // is the end, and the read that would return 0 is one syscall per knob saved.
+        if (sysfs && static_cast<size_t>(n) < buf.size()) break;
     }
     return out;
+}
+
+namespace {
+
+bool isSysfs(const std::string& rel) { return rel.starts_with("sys/") && !rel.starts_with("sys/fs/"); }
+
+// A directory held open (O_PATH); every access is relative to it.
+class DirTree final : public FileTree {
+public:
+    DirTree(std::string root, UniqueFd dir, bool sysfs) : FileTree(std::move(root)), dir_(std::move(dir)), sysfs_(sysfs) {}
+
+    Result<std::string> read(const std::string& rel) const override {
+        return readOpen(::openat(dir_.get(), rel.c_str(), O_RDONLY | O_CLOEXEC), full(rel), sysfs_);
+    }
+    Result<void> write(const std::string& rel, const std::string&) override {
+        return fail(EROFS, "write", full(rel), "a subtree is for reading");
+    }
+    Result<std::vector<std::string>> list(const std::string& rel) const override {
+        int fd = ::openat(dir_.get(), rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) return fail(errno, "list", full(rel));
+        return listOpen(fd, full(rel));
+    }
+    Result<std::string> readLink(const std::string& rel) const override {
+        std::array<char, 4096> buf;
+        ssize_t n = ::readlinkat(dir_.get(), rel.c_str(), buf.data(), buf.size() - 1);
+        if (n < 0) return fail(errno, "readlink", full(rel));
+        return std::string(buf.data(), static_cast<size_t>(n));
+    }
+    bool exists(const std::string& rel) const override {
+        struct stat st {};
+        return ::fstatat(dir_.get(), rel.c_str(), &st, 0) == 0;
+    }
+    bool writable(const std::string& rel) const override { return ::faccessat(dir_.get(), rel.c_str(), W_OK, 0) == 0; }
+    Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override {
+        int fd = ::openat(dir_.get(), rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0) return fail(errno, "open", full(rel));
+        return std::unique_ptr<FileTree>(new DirTree(full(rel), UniqueFd(fd), sysfs_));
+    }
+
+private:
+    UniqueFd dir_;
+    bool sysfs_;
+};
+
+}  // namespace
+
+Result<std::string> FileTree::read(const std::string& rel) const {
+    const std::string path = full(rel);
+    return readOpen(::open(path.c_str(), O_RDONLY | O_CLOEXEC), path, isSysfs(rel));
+}
+
+Result<std::unique_ptr<FileTree>> FileTree::subtree(const std::string& rel) const {
+    const std::string path = full(rel);
+    int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return fail(errno, "open", path);
+    return std::unique_ptr<FileTree>(new DirTree(path, UniqueFd(fd), isSysfs(rel)));
 }
 
 Result<void> FileTree::write(const std::string& rel, const std::string& value) {
@@ -67,19 +146,9 @@ Result<void> FileTree::write(const std::string& rel, const std::string& value) {
 
 Result<std::vector<std::string>> FileTree::list(const std::string& rel) const {
     const std::string path = full(rel);
-    DIR* d = ::opendir(path.c_str());
-    if (!d) return fail(errno, "list", path);
-    std::vector<std::string> out;
-    errno = 0;
-    while (dirent* e = ::readdir(d)) {
-        std::string n = e->d_name;
-        if (n != "." && n != "..") out.push_back(std::move(n));
-    }
-    int err = errno;
-    ::closedir(d);
-    if (err != 0) return fail(err, "list", path);
-    std::sort(out.begin(), out.end());
-    return out;
+    int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return fail(errno, "list", path);
+    return listOpen(fd, path);
 }
 
 Result<std::string> FileTree::readLink(const std::string& rel) const {

@@ -1,6 +1,7 @@
 // FileTree: read/write/list files under a root ("/" in production, a fixture copy in tests).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,16 @@ public:
 
     std::string full(const std::string& rel) const;
     const std::string& root() const { return root_; }
+
+    // The directory `rel` opened once, as a tree of its own (a device's sysfs directory, read a
+    // dozen times in a row): each access then walks from there, not from the root through the
+    // /sys/class/net symlink. Meant for a short run of reads: it keeps following the directory it
+    // opened, even if the name comes to mean another one.
+    virtual Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const;
+
+protected:
+    // What read() does with an open descriptor; `path` names it in errors.
+    static Result<std::string> readOpen(int fd, const std::string& path, bool sysfs);
 
 private:
     std::string root_;

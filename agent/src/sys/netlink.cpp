@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <cctype>
 #include <cstring>
 
@@ -145,6 +146,11 @@ Result<std::unique_ptr<Netlink>> Netlink::open() {
     // A kernel before 5.6 has no "ethtool" family: channel queries then go through the ioctl.
     int fam = genl_ctrl_resolve(nl->genl_, ETHTOOL_GENL_NAME);
     nl->ethtoolFamily_ = fam >= 0 ? fam : -1;
+    // Replies are small and the buffer is big: no MSG_PEEK round before each read.
+    for (nl_sock* sk : {nl->route_, nl->genl_}) {
+        nl_socket_disable_msg_peek(sk);
+        nl_socket_set_msg_buf_size(sk, 65536);
+    }
     nl->ioctlFd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     if (nl->ioctlFd_ < 0) nl->ioctlFd_ = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
     if (nl->ioctlFd_ < 0) return fail(errno, "socket", "SIOCETHTOOL");
@@ -185,6 +191,72 @@ Result<std::optional<LinkInfo>> Netlink::link(const std::string& name) {
     LinkInfo li = linkInfoOf(l);
     rtnl_link_put(l);
     return std::optional<LinkInfo>(std::move(li));
+}
+
+Result<std::optional<std::map<std::string, Channels>>> NetlinkSource::allChannels() {
+    return std::optional<std::map<std::string, Channels>>();
+}
+
+namespace {
+
+struct ChannelsDump {
+    std::map<std::string, Channels> out;
+    int err = 0;
+};
+
+int onDumpValid(nl_msg* msg, void* arg) {
+    auto* d = static_cast<ChannelsDump*>(arg);
+    nlattr* tb[ETHTOOL_A_CHANNELS_MAX + 1] = {};
+    nlattr* hdr[ETHTOOL_A_HEADER_MAX + 1] = {};
+    if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, ETHTOOL_A_CHANNELS_MAX, nullptr) < 0 || !tb[ETHTOOL_A_CHANNELS_HEADER] ||
+        nla_parse_nested(hdr, ETHTOOL_A_HEADER_MAX, tb[ETHTOOL_A_CHANNELS_HEADER], nullptr) < 0 || !hdr[ETHTOOL_A_HEADER_DEV_NAME]) {
+        d->err = EBADMSG;
+        return NL_STOP;
+    }
+    auto u32 = [&](int attr) -> std::uint32_t { return tb[attr] ? nla_get_u32(tb[attr]) : 0; };
+    Channels ch;
+    ch.supported = true;
+    ch.source = "ethtool-netlink";
+    ch.rx = u32(ETHTOOL_A_CHANNELS_RX_COUNT);
+    ch.tx = u32(ETHTOOL_A_CHANNELS_TX_COUNT);
+    ch.other = u32(ETHTOOL_A_CHANNELS_OTHER_COUNT);
+    ch.combined = u32(ETHTOOL_A_CHANNELS_COMBINED_COUNT);
+    ch.maxRx = u32(ETHTOOL_A_CHANNELS_RX_MAX);
+    ch.maxTx = u32(ETHTOOL_A_CHANNELS_TX_MAX);
+    ch.maxOther = u32(ETHTOOL_A_CHANNELS_OTHER_MAX);
+    ch.maxCombined = u32(ETHTOOL_A_CHANNELS_COMBINED_MAX);
+    d->out[nla_get_string(hdr[ETHTOOL_A_HEADER_DEV_NAME])] = ch;
+    return NL_OK;
+}
+
+int onDumpError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+    static_cast<ChannelsDump*>(arg)->err = -e->error;
+    return NL_STOP;
+}
+
+}  // namespace
+
+Result<std::optional<std::map<std::string, Channels>>> Netlink::allChannels() {
+    if (ethtoolFamily_ < 0) return std::optional<std::map<std::string, Channels>>();
+    MsgGuard m{nlmsg_alloc()};
+    if (!m.msg) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
+    if (!genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, ethtoolFamily_, 0, NLM_F_DUMP, ETHTOOL_MSG_CHANNELS_GET, ETHTOOL_GENL_VERSION))
+        return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
+    nlattr* hdr = nla_nest_start(m.msg, ETHTOOL_A_CHANNELS_HEADER);
+    if (!hdr) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
+    nla_nest_end(m.msg, hdr);
+    CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
+    if (!cb.cb) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
+    ChannelsDump dump;
+    nl_cb_set(cb.cb, NL_CB_VALID, NL_CB_CUSTOM, onDumpValid, &dump);
+    nl_cb_err(cb.cb, NL_CB_CUSTOM, onDumpError, &dump);
+    if (int rc = nl_send_auto(genl_, m.msg); rc < 0)
+        return fail(libnlToErrno(rc), "ethtool CHANNELS_GET", "dump", nl_geterror(rc));
+    // nl_recvmsgs returns once NLMSG_DONE ends the dump.
+    if (int rc = nl_recvmsgs(genl_, cb.cb); rc < 0 && dump.err == 0)
+        return fail(libnlToErrno(rc), "ethtool CHANNELS_GET", "dump", nl_geterror(rc));
+    if (dump.err != 0) return fail(dump.err, "ethtool CHANNELS_GET", "dump");
+    return std::optional<std::map<std::string, Channels>>(std::move(dump.out));
 }
 
 Result<Channels> Netlink::channels(const std::string& ifname) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -40,6 +41,9 @@ public:
     virtual Result<std::optional<LinkInfo>> link(const std::string& name);
     // Channel counts; a driver that cannot answer gives supported=false, not an error.
     virtual Result<Channels> channels(const std::string& ifname) = 0;
+    // Every device's channels in one ethtool dump; a device absent from it does not answer channel
+    // queries. nullopt: no dump here (fakes, the ioctl fallback): ask channels() per device.
+    virtual Result<std::optional<std::map<std::string, Channels>>> allChannels();
     virtual Result<DriverInfo> driverInfo(const std::string& ifname) = 0;
 };
 
@@ -54,6 +58,7 @@ public:
     Result<std::vector<LinkInfo>> links() override;
     Result<std::optional<LinkInfo>> link(const std::string& name) override;
     Result<Channels> channels(const std::string& ifname) override;
+    Result<std::optional<std::map<std::string, Channels>>> allChannels() override;
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }

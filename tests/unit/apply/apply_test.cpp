@@ -1,12 +1,16 @@
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
+#include "core/paths.hpp"
 #include "planner/planner.hpp"
 
 using namespace rxtune;
@@ -200,4 +204,132 @@ TEST_CASE("applying a profile that sets less restores what only the earlier one 
     for (const auto& o : j.originals) CHECK(o.path.find("netdev_budget") == std::string::npos);
     REQUIRE(revertAll(knobsOf(fs), store));
     CHECK(contents(rig.tree.path()) == before);
+}
+
+TEST_CASE("an event's apply answers for its devices only", "[apply]") {
+    Rig rig;
+    FileTree fs(rig.tree.path().string());
+    JournalStore store(rig.stateDir);
+    const Plan full = rig.makePlan();
+    REQUIRE(applyPlan(full, knobsOf(fs), store, "t1"));
+    const auto steered = contents(rig.tree.path());
+    // An event about another device ("veth7", not in the plan): its plan holds the host-wide
+    // settings only. enp2s0's knobs are not its business: none is put back, verify keeps them.
+    Plan hostOnly = full;
+    std::erase_if(hostOnly.settings, [](const Setting& s) { return !paths::deviceOf(s.path).empty(); });
+    hostOnly.interfaces.clear();
+    for (auto& s : hostOnly.settings) s.current = s.desired;  // as planned now: in place
+    const std::set<std::string> other{"veth7"};
+    auto r = applyPlan(hostOnly, knobsOf(fs), store, "t2", &other);
+    REQUIRE(r);
+    CHECK(r->written.empty());
+    CHECK(contents(rig.tree.path()) == steered);
+    auto j = store.load().value().value();
+    CHECK(j.applied.size() == full.settings.size());
+    CHECK(verifyApplied(j, knobsOf(fs)).value().empty());
+    // The same plan for the whole host is a profile that no longer steers enp2s0: put back.
+    const std::set<std::string> nic{"enp2s0"};
+    auto back = applyPlan(hostOnly, knobsOf(fs), store, "t3", &nic);
+    REQUIRE(back);
+    CHECK_FALSE(back->written.empty());
+    CHECK(fs.read("sys/class/net/enp2s0/queues/rx-0/rps_cpus").value() != "fffff");
+    const Journal after = store.load().value().value();
+    for (const auto& o : after.originals) CHECK(paths::deviceOf(o.path) != "enp2s0");
+}
+
+TEST_CASE("one durable journal save per apply; a drift fix needs none, and a lost mark is an interrupted apply", "[apply]") {
+    Rig rig;
+    FileTree fs(rig.tree.path().string());
+    JournalStore store(rig.stateDir);
+    namespace fsys = std::filesystem;
+    auto inode = [&] {
+        struct stat st{};
+        return ::stat(store.path().c_str(), &st) == 0 ? st.st_ino : 0;
+    };
+    REQUIRE(applyPlan(rig.makePlan(), knobsOf(fs), store, "t1"));
+    const auto first = inode();
+    REQUIRE(first != 0);
+    REQUIRE(fsys::exists(store.markPath()));
+    auto j1 = store.load().value().value();
+    CHECK(j1.state == "applied");
+    CHECK(j1.appliedAt == "t1");
+    // Someone changes one knob; putting it right writes no journal (its original is on disk): only
+    // the completion mark moves.
+    rig.tree.put("sys/class/net/enp2s0/queues/rx-0/rps_cpus", "00000\n");
+    auto fix = applyPlan(rig.makePlan(), knobsOf(fs), store, "t2");
+    REQUIRE(fix);
+    CHECK(fix->written.size() == 1);
+    CHECK(inode() == first);
+    auto j2 = store.load().value().value();
+    CHECK(j2.state == "applied");
+    CHECK(j2.appliedAt == "t2");
+    CHECK(j2.originals.size() == j1.originals.size());
+    // A mark lost or torn (it is never fsynced): the journal reads as an interrupted apply, with
+    // every original still there, and the next apply adopts it.
+    std::ofstream(store.markPath()) << "{\"genera";
+    auto torn = store.load().value().value();
+    CHECK(torn.state == "applying");
+    CHECK(torn.originals.size() == j1.originals.size());
+    fsys::remove(store.markPath());
+    CHECK(store.load().value()->state == "applying");
+    auto adopt = applyPlan(rig.makePlan(), knobsOf(fs), store, "t3");
+    REQUIRE(adopt);
+    CHECK(adopt->resumedInterrupted);
+    CHECK(store.load().value()->state == "applied");
+    REQUIRE(revertAll(knobsOf(fs), store));
+    CHECK_FALSE(fsys::exists(store.markPath()));
+}
+
+namespace {
+
+// Counts the reads apply makes of each kind of knob (the snapshot's are made on another tree).
+class CountingTree : public FileTree {
+public:
+    using FileTree::FileTree;
+    Result<std::string> read(const std::string& rel) const override {
+        for (const char* k : {"rps_cpus", "rps_flow_cnt", "xps_cpus"})
+            if (rel.ends_with(std::string("/") + k)) ++reads_[k];
+        return FileTree::read(rel);
+    }
+    int reads(const std::string& k) const { return reads_.count(k) ? reads_.at(k) : 0; }
+
+private:
+    mutable std::map<std::string, int> reads_;
+};
+
+}  // namespace
+
+TEST_CASE("apply reads back only what the kernel could have stored otherwise", "[apply]") {
+    SECTION("no isolated CPUs: flow counts and RPS masks are stored as written") {
+        Rig rig;
+        CountingTree fs(rig.tree.path().string());
+        JournalStore store(rig.stateDir);
+        auto p = rig.makePlan();
+        REQUIRE(p.rpsDropped);
+        REQUIRE(p.rpsDropped->empty());
+        REQUIRE(applyPlan(p, knobsOf(fs), store, "t"));
+        CHECK(fs.reads("rps_flow_cnt") == 0);
+        CHECK(fs.reads("rps_cpus") == 0);
+        CHECK(fs.read("sys/class/net/enp2s0/queues/rx-0/rps_flow_cnt").value() != "0");
+    }
+    SECTION("isolated CPUs: a mask that names one is read back, since the kernel may leave it out") {
+        test::TempTree tree{"isolated-cpus-netns"};
+        test::TempTree state{"vm-no-cpufreq"};
+        FileTree plain(tree.path().string());
+        auto host = readTopology(plain).value();
+        Plan p;
+        p.profile = "t";
+        p.rpsDropped = host.isolated | host.nohzFull;
+        CHECK(p.rpsDropped->toList() == "2-3");
+        // One mask with an isolated CPU in it, one without: only the first is read back.
+        auto q = [](unsigned i) { return paths::queueFile("veth0", paths::QueueDir::kRx, i, "rps_cpus"); };
+        p.settings.push_back({"a", q(1), ValueKind::kCpuMask, "0", "c", "isolated CPUs 2-3", {}});
+        p.settings.push_back({"b", q(2), ValueKind::kCpuMask, "0", "3", "housekeeping CPUs 0-1", {}});
+        CountingTree fs(tree.path().string());
+        JournalStore store((state.path() / "state").string());
+        REQUIRE(applyPlan(p, knobsOf(fs), store, "t"));
+        // Both masks are read once as originals (the plan carries no raw bytes), and the isolated one
+        // once more, back.
+        CHECK(fs.reads("rps_cpus") == 3);
+    }
 }

@@ -230,3 +230,30 @@ TEST_CASE("plan --explain names the rule that left each CPU out", "[planner]") {
     CHECK(has("enp2s0: cpu 3 left out: serves the RX IRQ (steering.exclude_irq_cpus)"));
     CHECK(has("enp2s0: cpu 0 chosen"));
 }
+
+TEST_CASE("an event's name and link kind reject only devices the profile's match rejects", "[planner]") {
+    Match gateway;  // physical, any name
+    Match pods;
+    pods.interfaces = {"veth*", "sq?"};
+    pods.includeVirtual = true;
+    Match named;
+    named.interfaces = {"enp*"};
+    // Never a false no: every fixture NIC that matches passes the cheap test.
+    for (const char* scenario : {"story-20cpu-single-queue", "numa2-multi-queue", "isolated-cpus-netns", "vm-no-cpufreq"}) {
+        for (const auto& nic : snap(scenario).nics) {
+            const std::string kind = nic.kind == "physical" || nic.kind == "loopback" || nic.kind == "virtual" ? "" : nic.kind;
+            for (const Match* m : {&gateway, &pods, &named}) {
+                INFO(scenario << " " << nic.name);
+                if (matches(*m, nic)) CHECK(mayMatch(*m, nic.name, kind));
+            }
+        }
+    }
+    // The cheap noes: what a node's pod churn is made of.
+    CHECK_FALSE(mayMatch(gateway, "veth1234", "veth"));
+    CHECK_FALSE(mayMatch(named, "veth1234", ""));
+    CHECK_FALSE(mayMatch(pods, "cali0", "veth"));
+    CHECK_FALSE(mayMatch(pods, "lo", ""));
+    CHECK(mayMatch(pods, "veth1234", "veth"));
+    CHECK(mayMatch(pods, "sq0", "veth"));
+    CHECK(mayMatch(gateway, "eth0", ""));
+}

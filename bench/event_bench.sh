@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# Benchmark: the daemon at node scale. One veth `sq0` is steered (mode rps); around it sit 0 or
+# OTHERS devices that match nothing (veth pairs, as a Kubernetes node's pods bring).
+#   1. re-create -> steered: `sq0` is deleted and created again R times; the time runs from the
+#      start of `ip link add` until its rps_flow_cnt is set (polled from inside the netns, no fork);
+#   2. churn: 1000 link events on devices that match nothing (down, up, add, del); the daemon's
+#      CPU time over them (from /proc/PID/schedstat, nanoseconds).
+# Both device counts run in the same invocation; with BASELINE_BIN=path/to/an/older/rxtune the
+# older build runs the same rounds beside it (interleaved: old, new per device count).
+# Usage: bench/event_bench.sh [R] [OTHERS]   (defaults 20, 2000; needs root; cleans up after itself)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+R=${1:-20}
+OTHERS=${2:-2000}
+BIN=$(realpath "${RXTUNE_BIN:-build/agent/rxtune}")
+PY=/usr/bin/python3
+WORK=$(mktemp -d)
+NS=""
+dpid=""
+cleanup() {
+  [ -n "$dpid" ] && kill "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null || true
+  [ -n "$NS" ] && ip netns del "$NS" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT INT TERM
+[ -x "$BIN" ] || { echo "build first: make build" >&2; exit 1; }
+
+cat > "$WORK/p.yaml" <<'YAML'
+include: single-queue-gateway
+match:
+  interfaces: ['sq*']
+  virtual: include
+steering:
+  mode: rps
+YAML
+
+# One round: a fresh netns with $2 other devices, the daemon $1 in it, then both measurements.
+# Prints "p50 p99 max churn_ms".
+round() {
+  local bin=$1 others=$2
+  NS=rxt-ebench-$$-$RANDOM
+  ip netns add "$NS"
+  ip -n "$NS" link set lo up
+  if [ "$others" -gt 0 ]; then
+    for ((i = 0; i < others / 2; i++)); do echo "link add o$i type veth peer name p$i"; done > "$WORK/batch"
+    ip -n "$NS" -batch "$WORK/batch"
+  fi
+  rm -rf "$WORK/state" "$WORK/run"
+  cat > "$WORK/rxtune.yaml" <<YAML
+profile: $WORK/p.yaml
+listen: 127.0.0.1:19885
+drift_interval: 600s
+metrics_interval: 600s
+on_stop: revert
+state_dir: $WORK/state
+run_dir: $WORK/run
+YAML
+  ip netns exec "$NS" "$bin" daemon --config "$WORK/rxtune.yaml" 2>"$WORK/daemon.log" &
+  dpid=$!
+  for _ in $(seq 300); do
+    grep -q "running:" "$WORK/daemon.log" && break
+    sleep 0.05
+  done
+  grep -q "running:" "$WORK/daemon.log" || { cat "$WORK/daemon.log" >&2; exit 1; }
+  sleep 0.5
+  # 1. Re-create -> steered.
+  local lat
+  lat=$(ip netns exec "$NS" "$PY" - "$R" <<'PY'
+import subprocess, sys, time
+n = int(sys.argv[1])
+lat = []
+path = "/sys/class/net/sq0/queues/rx-0/rps_flow_cnt"
+for i in range(n):
+    t0 = time.perf_counter()
+    subprocess.run(["ip", "link", "add", "sq0", "type", "veth", "peer", "name", "sq1"], check=True)
+    while True:
+        try:
+            with open(path) as f:
+                if f.read().strip() != "0":
+                    break
+        except OSError:
+            pass
+        if time.perf_counter() - t0 > 10:
+            sys.exit("sq0 not steered within 10 s")
+        time.sleep(0.0002)
+    lat.append((time.perf_counter() - t0) * 1000)
+    subprocess.run(["ip", "link", "del", "sq0"], check=True)
+    time.sleep(0.05)
+s = sorted(lat)
+q = lambda p: s[min(len(s) - 1, int(p * len(s)))]
+print(f"{q(0.5):.1f} {q(0.99):.1f} {s[-1]:.1f}")
+PY
+)
+  # 2. Churn of devices that match nothing: 1000 events, the daemon's CPU time over them.
+  local churn="-"
+  if [ "$others" -gt 0 ]; then
+    : > "$WORK/churn"
+    for ((i = 0; i < 250; i++)); do
+      k=$((i % (others / 2)))
+      echo "link set o$k down" >> "$WORK/churn"
+      echo "link set o$k up" >> "$WORK/churn"
+    done
+    for ((i = 0; i < 125; i++)); do
+      echo "link add x$i type veth peer name y$i" >> "$WORK/churn"
+    done
+    for ((i = 0; i < 125; i++)); do echo "link del x$i" >> "$WORK/churn"; done
+    sleep 0.5
+    # The timers are at 600 s: idle, the daemon uses no CPU, so what it uses here is the events'.
+    local t0 t1
+    t0=$(awk '{print $1}' "/proc/$dpid/schedstat")
+    ip -n "$NS" -batch "$WORK/churn"
+    sleep 2
+    t1=$(awk '{print $1}' "/proc/$dpid/schedstat")
+    churn=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) / 1e6}')
+  fi
+  kill "$dpid"; wait "$dpid" 2>/dev/null || true; dpid=""
+  ip netns del "$NS"; NS=""
+  echo "$lat $churn"
+}
+
+builds=("new:$BIN")
+[ -n "${BASELINE_BIN:-}" ] && builds=("old:$(realpath "$BASELINE_BIN")" "${builds[@]}")
+echo "machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%d); $R re-creations per row"
+printf '%-6s %8s %10s %10s %10s %12s\n' build others p50_ms p99_ms max_ms churn_cpu_ms
+for others in 0 "$OTHERS"; do
+  for b in "${builds[@]}"; do
+    name=${b%%:*}; bin=${b#*:}
+    read -r p50 p99 mx churn <<<"$(round "$bin" "$others")"
+    printf '%-6s %8s %10s %10s %10s %12s\n' "$name" "$others" "$p50" "$p99" "$mx" "$churn"
+  done
+done
