@@ -6,6 +6,7 @@
 
 #include "core/text.hpp"
 #include "inventory/softnet.hpp"
+#include "inventory/stack_counters.hpp"
 
 namespace rxtune {
 

@@ -2,16 +2,11 @@
 
 #include <linux/if_link.h>
 #include <net/if.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <bpf/bpf.h>
@@ -19,6 +14,7 @@
 
 #include "bpf/libbpf_log.hpp"
 #include "core/text.hpp"
+#include "sys/bpffs.hpp"
 #include "sys/unique_fd.hpp"
 #include "xdp_steer_shared.h"
 #include "xdp_steer.skel.h"
@@ -27,7 +23,6 @@ namespace rxtune {
 
 namespace {
 
-constexpr long kBpfFsMagic = 0xcafe4a11;
 constexpr std::uint32_t kNoCpu = 0xffffffffu;
 
 struct SkelGuard {
@@ -35,63 +30,7 @@ struct SkelGuard {
     ~SkelGuard() { xdp_steer_bpf__destroy(skel); }
 };
 
-bool onBpfFs(const std::string& dir) {
-    struct statfs st {};
-    return ::statfs(dir.c_str(), &st) == 0 && static_cast<long>(st.f_type) == kBpfFsMagic;
-}
-
-// The pins must live on a bpffs that outlives rxtune: the host's /sys/fs/bpf (systemd mounts it;
-// rxtune mounts it when it is missing), or a bpffs given with --bpf-dir.
-Result<void> ensureBpfFs(const std::string& root) {
-    const std::string parent = std::filesystem::path(root).parent_path().string();
-    if (!onBpfFs(parent)) {
-        if (parent != "/sys/fs/bpf")
-            return fail(ENOTSUP, "bpffs", parent, "not a bpf filesystem: XDP steering pins its link there");
-        if (::mount("bpf", parent.c_str(), "bpf", 0, "mode=0700") != 0)
-            return fail(errno, "mount bpffs", parent, "XDP steering pins its link there so it outlives rxtune");
-    }
-    std::error_code ec;
-    std::filesystem::create_directories(root, ec);
-    if (ec) return fail(ec.value(), "mkdir", root);
-    return {};
-}
-
-// Pins are only as durable as the bpffs they are on: refuse one that PID 1's mount namespace does
-// not have, instead of reporting success for steering that vanishes when this process exits.
-Result<void> requireDurable(const std::string& dir) {
-    struct stat st {};
-    if (::stat(dir.c_str(), &st) != 0) return fail(errno, "stat", dir);
-    std::ifstream in("/proc/1/mountinfo");
-    std::stringstream text;
-    text << in.rdbuf();
-    if (!in || text.str().empty()) return {};  // PID 1's view is hidden from us: nothing to compare with
-    if (mountinfoHasBpf(text.str(), major(st.st_dev), minor(st.st_dev))) return {};
-    return fail(EXDEV, "xdp pin", dir,
-                "this bpffs exists only in this process's private mount namespace (ip netns exec makes one), so "
-                "the XDP steering pinned there would vanish when rxtune exits; give --bpf-dir (bpf_dir:) a "
-                "directory on a bpffs mounted in the host's mount namespace (e.g. mount -t bpf bpf /sys/fs/bpf "
-                "on the host, then --bpf-dir /sys/fs/bpf/rxtune)");
-}
-
-unsigned netnsInode() {
-    struct stat st {};
-    return ::stat("/proc/self/ns/net", &st) == 0 ? static_cast<unsigned>(st.st_ino) : 0;
-}
-
 }  // namespace
-
-bool mountinfoHasBpf(std::string_view mountinfo, unsigned majorNo, unsigned minorNo) {
-    const std::string dev = std::to_string(majorNo) + ":" + std::to_string(minorNo);
-    for (const auto& line : splitLines(mountinfo)) {
-        // "36 35 0:39 / /sys/fs/bpf rw,... shared:17 - bpf bpf rw": device in field 3, type after " - ".
-        auto f = splitFields(line);
-        auto sep = line.find(" - ");
-        if (f.size() < 3 || sep == std::string::npos || f[2] != dev) continue;
-        auto after = splitFields(std::string_view(line).substr(sep + 3));
-        if (!after.empty() && after[0] == "bpf") return true;
-    }
-    return false;
-}
 
 std::string XdpSpec::str() const {
     return "cpus=" + cpus.toList() + " mode=" + (mode == XdpMode::kNative ? "native" : "generic") +
@@ -167,7 +106,7 @@ Result<void> XdpSteering::install(const std::string& ifname, const XdpSpec& spec
     if (ifindex == 0) return fail(ENODEV, "xdp attach", ifname, "no such device");
     if (spec.cpus.empty()) return fail(EINVAL, "xdp attach", ifname, "no target CPUs");
     if (auto r = ensureBpfFs(pinRoot_); !r) return r;
-    if (auto r = requireDurable(pinRoot_); !r) return r;
+    if (auto r = requireDurableBpfFs(pinRoot_); !r) return r;
     if (auto r = remove(ifname); !r) return r;
 
     routeLibbpfLog();

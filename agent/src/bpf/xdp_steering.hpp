@@ -24,11 +24,6 @@ struct XdpSpec {
     bool operator==(const XdpSpec& o) const { return cpus == o.cpus && mode == o.mode && qsize == o.qsize; }
 };
 
-// Whether /proc/<pid>/mountinfo text lists a bpf filesystem with this device number: the test of
-// whether pins on that bpffs outlive this process (PID 1's mount namespace has it) or vanish with
-// a private mount namespace (`ip netns exec` makes one, with a fresh /sys).
-bool mountinfoHasBpf(std::string_view mountinfo, unsigned major, unsigned minor);
-
 class XdpSteering {
 public:
     // Pins live in <pinRoot>/<netns inode>_<ifname>/ (link, slots, cpu_map, redirected).

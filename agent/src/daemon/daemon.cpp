@@ -5,7 +5,6 @@
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
@@ -35,6 +34,7 @@
 #include "inventory/dp_telemetry.hpp"
 #include "profile/daemon_config.hpp"
 #include "state/journal.hpp"
+#include "sys/capabilities.hpp"
 #include "sys/events.hpp"
 #include "sys/link_watch.hpp"
 #include "sys/netlink.hpp"
@@ -75,13 +75,12 @@ std::string isoNow() {
 
 // Says once, at start, which capability is missing and what breaks without it.
 void checkCapabilities(const DaemonConfig& cfg) {
-    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
-    __user_cap_data_struct data[2]{};
-    if (syscall(SYS_capget, &hdr, data) != 0) {
-        LOG_W("cannot read capabilities: " + std::string(std::strerror(errno)));
+    auto caps = Capabilities::effective();
+    if (!caps) {
+        LOG_W("cannot read capabilities: " + caps.error().message());
         return;
     }
-    auto has = [&](int cap) { return (data[cap / 32].effective >> (cap % 32)) & 1; };
+    auto has = [&](int cap) { return caps->has(cap); };
     if (!has(CAP_NET_ADMIN))
         LOG_W("missing CAP_NET_ADMIN: writing rps_cpus, rps_flow_cnt, xps_cpus and net.* sysctls will fail");
     if (!has(CAP_SYS_ADMIN) && (!has(CAP_BPF) || !has(CAP_PERFMON)))

@@ -1,14 +1,10 @@
 #include "inventory/dp_telemetry.hpp"
 
-#include <sys/socket.h>
-#include <sys/time.h>
-#include <sys/un.h>
-
 #include <cstring>
 
 #include <nlohmann/json.hpp>
 
-#include "sys/unique_fd.hpp"
+#include "sys/seqpacket.hpp"
 
 namespace rxtune {
 
@@ -83,32 +79,20 @@ Result<DatapathStats> parseDatapathStats(std::string_view text) {
 }
 
 Result<DatapathStats> readDatapathTelemetry(const std::string& socketPath, int timeoutMs) {
-    sockaddr_un sun{};
-    if (socketPath.size() >= sizeof sun.sun_path) return fail(ENAMETOOLONG, "connect", socketPath);
-    UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
-    if (fd.get() < 0) return fail(errno, "socket", "AF_UNIX");
-    timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
-    setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    setsockopt(fd.get(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-    sun.sun_family = AF_UNIX;
-    std::memcpy(sun.sun_path, socketPath.c_str(), socketPath.size());
-    if (connect(fd.get(), reinterpret_cast<sockaddr*>(&sun), sizeof sun) != 0) return fail(errno, "connect", socketPath);
-    std::string buf(65536, '\0');
-    ssize_t n = recv(fd.get(), buf.data(), buf.size(), 0);
-    if (n <= 0) return fail(n == 0 ? EPROTO : errno, "read greeting", socketPath);
+    auto client = SeqpacketClient::connect(socketPath, timeoutMs);
+    if (!client) return failWith(client.error());
+    auto greeting = client->receive("read greeting");
+    if (!greeting) return failWith(greeting.error());
     long pid = 0;
     try {
-        auto g = nlohmann::json::parse(std::string_view(buf.data(), static_cast<size_t>(n)));
-        pid = g.value("pid", 0L);
+        pid = nlohmann::json::parse(*greeting).value("pid", 0L);
     } catch (const std::exception& e) {
         return fail(EPROTO, "parse greeting", socketPath, e.what());
     }
-    const std::string cmd = "/rxtune_dp/stats";
-    if (send(fd.get(), cmd.data(), cmd.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(cmd.size()))
-        return fail(errno, "send", socketPath);
-    n = recv(fd.get(), buf.data(), buf.size(), 0);
-    if (n <= 0) return fail(n == 0 ? EPROTO : errno, "read reply", socketPath);
-    auto s = parseDatapathStats(std::string_view(buf.data(), static_cast<size_t>(n)));
+    if (auto sent = client->send("/rxtune_dp/stats"); !sent) return failWith(sent.error());
+    auto reply = client->receive("read reply");
+    if (!reply) return failWith(reply.error());
+    auto s = parseDatapathStats(*reply);
     if (!s) return failWith(s.error().withContext(socketPath));
     s->pid = pid;
     return s;

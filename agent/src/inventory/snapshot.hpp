@@ -4,18 +4,12 @@
 #include <string>
 #include <vector>
 
-#include "core/nic.hpp"
-#include "core/topology.hpp"
+#include "core/host_snapshot.hpp"
 #include "inventory/interrupts.hpp"
 #include "sys/file_tree.hpp"
 #include "sys/netlink.hpp"
 
 namespace rxtune {
-
-struct HostSnapshot {
-    Topology host;
-    std::vector<Nic> nics;
-};
 
 Result<Topology> readTopology(const FileTree& fs);
 // Effective cpuset of another cgroup (a profile's "cgroup:/system.slice/nginx.service").

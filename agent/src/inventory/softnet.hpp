@@ -6,24 +6,16 @@
 #include <vector>
 #include <string_view>
 
+#include "core/counters.hpp"
 #include "core/result.hpp"
 
 namespace rxtune {
-
-// One CPU's row of softnet_stat. Counters are the kernel's 32-bit values (they wrap).
-struct SoftnetRow {
-    std::uint32_t processed = 0, dropped = 0, timeSqueeze = 0, receivedRps = 0, flowLimitCount = 0;
-    std::uint32_t backlogLen = 0;
-};
 
 // cpu -> row. Kernels since 5.10 print the CPU id in column 13; older ones print one row per
 // online CPU in order, which `onlineCpus` (ascending) maps to ids.
 Result<std::map<unsigned, SoftnetRow>> parseSoftnetStat(std::string_view text, const std::vector<unsigned>& onlineCpus);
 
-// Per-CPU jiffies from /proc/stat: busy (all but idle and iowait), total, softirq.
-struct CpuJiffies {
-    std::uint64_t busy = 0, total = 0, softirq = 0;
-};
+// Per-CPU jiffies (CpuJiffies) from /proc/stat.
 Result<std::map<unsigned, CpuJiffies>> parseProcStat(std::string_view text);
 
 // cpu -> NET_RX softirq count from /proc/softirqs.

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/counters.hpp"
 #include "core/result.hpp"
 
 namespace rxtune {
@@ -18,16 +19,6 @@ Result<MibTable> parseMibPairs(std::string_view text, const std::string& file);
 // "Udp6InDatagrams 12" lines of /proc/net/snmp6.
 Result<std::map<std::string, std::int64_t>> parseMibLines(std::string_view text, const std::string& file);
 
-// Totals since boot (or since the namespace was made), both monotonic.
-struct StackCounters {
-    // Reached the end of the receive path: TCP segments in, UDP datagrams read by an application,
-    // UDP datagrams for a port nobody listens on (the stack finished its work on them), and
-    // forwarded packets; IPv4 and IPv6.
-    std::uint64_t delivered = 0;
-    // Lost on the way: UDP receive errors (full socket buffers), TCP backlog and listen-queue
-    // drops, IP input discards. Softnet backlog drops are per CPU and host-wide: added by the caller.
-    std::uint64_t lost = 0;
-};
 // snmp6 may be empty (IPv6 disabled); snmp and netstat may not.
 Result<StackCounters> stackCounters(std::string_view snmp, std::string_view snmp6, std::string_view netstat);
 

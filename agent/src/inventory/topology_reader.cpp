@@ -4,6 +4,7 @@
 
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
+#include "core/mountinfo.hpp"
 #include "core/text.hpp"
 
 namespace rxtune {
@@ -23,21 +24,6 @@ Result<CpuSet> readList(const FileTree& fs, const std::string& rel, bool optiona
     auto set = CpuSet::parseList(t);
     if (!set) return fail(EINVAL, "parse", fs.full(rel), "'" + t + "' is not a cpulist: " + set.error().detail);
     return set;
-}
-
-struct MountEntry {
-    std::string root, mountPoint, fsType, superOptions;
-};
-
-std::vector<MountEntry> parseMountinfo(const std::string& text) {
-    std::vector<MountEntry> out;
-    for (const auto& line : splitLines(text)) {
-        auto f = splitFields(line);
-        auto dash = std::find(f.begin(), f.end(), "-");
-        if (f.size() < 7 || dash == f.end() || std::distance(dash, f.end()) < 4) continue;
-        out.push_back({unescapeMount(f[3]), unescapeMount(f[4]), *(dash + 1), *(dash + 3)});
-    }
-    return out;
 }
 
 bool hasOption(const std::string& opts, const std::string& want) {
@@ -161,7 +147,7 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
                     cpuDir = joinCg(m, v1CpuPath);
                     t.cgroupCpuRoot = joinCg(m, m.root);
                 }
-            auto q = tightestQuota(fs, "v1", t.cgroupCpuRoot, joinCg(MountEntry{"/", "/" + cpuDir, "", ""}, "/"));
+            auto q = tightestQuota(fs, "v1", t.cgroupCpuRoot, joinCg(MountEntry{"/", "/" + cpuDir, "", "", ""}, "/"));
             if (!q) return failWith(q.error());
             t.cgroupQuota = *q;
         }
@@ -174,7 +160,7 @@ Result<void> readCgroup(const FileTree& fs, Topology& t) {
         for (const auto& m : mounts)
             if (m.fsType == "cgroup2") base = joinCg(m, "/");
         t.cgroupRoot = base;
-        std::string dir = joinCg(MountEntry{"/", "/" + base, "", ""}, v2Path);
+        std::string dir = joinCg(MountEntry{"/", "/" + base, "", "", ""}, v2Path);
         // cpuset.cpus.effective exists only where the cpuset controller is enabled; walk up.
         for (std::string d = dir; d.size() >= base.size(); d = d.substr(0, d.rfind('/'))) {
             std::string file = d + "/cpuset.cpus.effective";
@@ -203,7 +189,7 @@ Result<CpuSet> cgroupCpus(const FileTree& fs, const Topology& t, const std::stri
         return fail(ENOENT, "cgroup", cgroupPath, "no cpuset cgroup hierarchy is mounted");
     if (!cgroupPath.starts_with("/") || cgroupPath.find("..") != std::string::npos)
         return fail(EINVAL, "cgroup", cgroupPath, "must be absolute without '..'");
-    const std::string dir = joinCg(MountEntry{"/", "/" + t.cgroupRoot, "", ""}, cgroupPath);
+    const std::string dir = joinCg(MountEntry{"/", "/" + t.cgroupRoot, "", "", ""}, cgroupPath);
     if (!fs.exists(dir)) return fail(ENOENT, "cgroup", cgroupPath, "does not exist (" + fs.full(dir) + ")");
     const char* file = t.cgroupVersion == "v1" ? "/cpuset.effective_cpus" : "/cpuset.cpus.effective";
     for (std::string d = dir;; d = d.substr(0, d.rfind('/'))) {
@@ -217,7 +203,7 @@ Result<CpuQuota> cgroupQuota(const FileTree& fs, const Topology& t, const std::s
     if (t.cgroupVersion == "none" || t.cgroupCpuRoot.empty()) return CpuQuota{};
     if (!cgroupPath.starts_with("/") || cgroupPath.find("..") != std::string::npos)
         return fail(EINVAL, "cgroup", cgroupPath, "must be absolute without '..'");
-    const std::string dir = joinCg(MountEntry{"/", "/" + t.cgroupCpuRoot, "", ""}, cgroupPath);
+    const std::string dir = joinCg(MountEntry{"/", "/" + t.cgroupCpuRoot, "", "", ""}, cgroupPath);
     if (!fs.exists(dir)) return CpuQuota{};  // no such cgroup in the cpu hierarchy: nothing limits it there
     return tightestQuota(fs, t.cgroupVersion, t.cgroupCpuRoot, dir);
 }

@@ -13,8 +13,7 @@
 #include <vector>
 
 #include "core/cpuset.hpp"
-#include "inventory/softnet.hpp"
-#include "inventory/stack_counters.hpp"
+#include "core/counters.hpp"
 #include "profile/profile.hpp"
 
 namespace rxtune {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "core/setting.hpp"
-#include "inventory/snapshot.hpp"
+#include "core/host_snapshot.hpp"
 #include "profile/profile.hpp"
 
 namespace rxtune {

@@ -8,6 +8,7 @@
 #include <netlink/genl/ctrl.h>
 #include <netlink/genl/genl.h>
 #include <netlink/netlink.h>
+#include <netlink/route/addr.h>
 #include <netlink/route/link.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <cctype>
 #include <cstring>
 
@@ -328,6 +330,39 @@ Result<Channels> Netlink::channelsIoctl(const std::string& ifname) {
     ch.maxOther = ec.max_other;
     ch.maxCombined = ec.max_combined;
     return ch;
+}
+
+Result<Netlink::Offloads> Netlink::offloads(const std::string& ifname) {
+    auto value = [&](std::uint32_t cmd) -> Result<std::uint32_t> {
+        ifreq ifr{};
+        if (!fillIfreq(ifr, ifname)) return fail(EINVAL, "SIOCETHTOOL", ifname, "name too long");
+        ethtool_value v{};
+        v.cmd = cmd;
+        ifr.ifr_data = reinterpret_cast<char*>(&v);
+        if (::ioctl(ioctlFd_, SIOCETHTOOL, &ifr) != 0) return fail(errno, "SIOCETHTOOL", ifname);
+        return v.data;
+    };
+    // A driver that cannot say (EOPNOTSUPP) does not merge.
+    Offloads o;
+    if (auto g = value(ETHTOOL_GGRO)) o.gro = *g != 0;
+    if (auto f = value(ETHTOOL_GFLAGS)) o.lro = (*f & ETH_FLAG_LRO) != 0;
+    return o;
+}
+
+Result<void> Netlink::addAddress(const std::string& ifname, const std::string& cidr) {
+    const unsigned index = if_nametoindex(ifname.c_str());
+    if (index == 0) return fail(errno, "if_nametoindex", ifname);
+    nl_addr* local = nullptr;
+    if (int e = nl_addr_parse(cidr.c_str(), AF_UNSPEC, &local); e < 0) return fail(EINVAL, "parse", cidr, nl_geterror(e));
+    std::unique_ptr<nl_addr, void (*)(nl_addr*)> localGuard(local, nl_addr_put);
+    std::unique_ptr<rtnl_addr, void (*)(rtnl_addr*)> addr(rtnl_addr_alloc(), rtnl_addr_put);
+    if (!addr) return fail(ENOMEM, "rtnl_addr_alloc", cidr);
+    rtnl_addr_set_ifindex(addr.get(), static_cast<int>(index));
+    rtnl_addr_set_family(addr.get(), nl_addr_get_family(local));
+    if (int e = rtnl_addr_set_local(addr.get(), local); e < 0) return fail(EINVAL, "address", cidr, nl_geterror(e));
+    if (int e = rtnl_addr_add(route_, addr.get(), NLM_F_REPLACE); e < 0)
+        return fail(libnlToErrno(e), "RTM_NEWADDR", ifname + " " + cidr, nl_geterror(e));
+    return {};
 }
 
 Result<DriverInfo> Netlink::driverInfo(const std::string& ifname) {

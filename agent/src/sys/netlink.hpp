@@ -63,6 +63,14 @@ public:
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
 
+    // Whether the device merges received frames (GRO, LRO): rxtune-dp's af_packet port refuses it.
+    struct Offloads {
+        bool gro = false, lro = false;
+    };
+    Result<Offloads> offloads(const std::string& ifname);
+    // Adds an address ("10.0.0.1/24", "fd00::1/64") to the device, replacing an equal one.
+    Result<void> addAddress(const std::string& ifname, const std::string& cidr);
+
 private:
     Netlink() = default;
     Result<Channels> channelsGenl(const std::string& ifname);

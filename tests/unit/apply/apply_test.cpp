@@ -10,6 +10,7 @@
 
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
+#include "inventory/snapshot.hpp"
 #include "core/paths.hpp"
 #include "planner/planner.hpp"
 

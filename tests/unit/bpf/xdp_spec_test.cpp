@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "bpf/xdp_steering.hpp"
+#include "core/mountinfo.hpp"
 
 using namespace rxtune;
 
