@@ -28,23 +28,33 @@ struct BpfProbe {
     std::string reason;  // why not, in words that name what is missing
 };
 
-class SoftirqAccounting {
+// Per-CPU NET_RX softirq time, that can be detached while it would cost too much.
+class SoftirqSource {
+public:
+    virtual ~SoftirqSource() = default;
+    virtual Result<std::map<unsigned, CpuSoftirq>> read() const = 0;
+    virtual void pause() = 0;
+    virtual Result<void> resume() = 0;
+    virtual bool attached() const = 0;
+};
+
+class SoftirqAccounting final : public SoftirqSource {
 public:
     // Opens, loads and attaches; the error says whether BTF or a capability is missing.
     static Result<std::unique_ptr<SoftirqAccounting>> load();
-    ~SoftirqAccounting();
+    ~SoftirqAccounting() override;
     SoftirqAccounting(const SoftirqAccounting&) = delete;
     SoftirqAccounting& operator=(const SoftirqAccounting&) = delete;
 
     // cpu -> totals since load (they do not grow while paused).
-    Result<std::map<unsigned, CpuSoftirq>> read() const;
+    Result<std::map<unsigned, CpuSoftirq>> read() const override;
 
     // Detach the programs (no cost per softirq; the maps and their totals stay) and attach them
     // again. resume() clears the entry timestamps first, so a softirq that was running at pause()
     // is not counted with the time the programs were away.
-    void pause();
-    Result<void> resume();
-    bool attached() const { return attached_; }
+    void pause() override;
+    Result<void> resume() override;
+    bool attached() const override { return attached_; }
 
 private:
     explicit SoftirqAccounting(softirq_bpf* skel) : skel_(skel) {}

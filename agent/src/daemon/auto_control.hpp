@@ -1,0 +1,49 @@
+// AutoControl: steering mode auto in the daemon: one state machine per steered interface, fed a
+// reading per metrics interval; a change of mind is applied through a callback, and a candidate
+// that cannot be put in place is skipped for the next.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apply/prepare.hpp"
+#include "bpf/softirq_accounting.hpp"
+#include "metrics/metrics.hpp"
+#include "planner/auto_steer.hpp"
+
+namespace rxtune {
+
+class AutoControl {
+public:
+    explicit AutoControl(Metrics& metrics) : metrics_(metrics) {}
+
+    // apply: carries the inputs out (a reconcile); false when it failed (its writes undone).
+    using Apply = std::function<bool(const AutoInputs&)>;
+
+    // Reads the counters (fs, snap: /proc/stat, softnet, the stack's, each NIC's) and steps.
+    // bpf: exact NET_RX time per CPU where the interval was wholly measured.
+    void sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap,
+                const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, CpuSoftirq>* bpf,
+                const std::optional<StackCounters>& stack, const std::vector<std::string>& steered, const Apply& apply);
+    // The same with the reading given: the first one only sets the baseline.
+    void step(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, AutoRaw raw,
+              const std::vector<std::string>& steered, const Apply& apply);
+
+    void setThresholds(const AutoThresholds& t);
+    void clear();  // the profile is no longer mode auto: machines and their gauges go
+    const AutoInputs& inputs() const { return in_; }
+    const AutoSteer* machine(const std::string& interface) const;
+
+private:
+    void log(const std::string& name, const AutoSteer& machine, const AutoDecision& d, const AutoScope& scope);
+
+    Metrics& metrics_;
+    std::map<std::string, AutoSteer> machines_;
+    AutoInputs in_;
+    std::optional<AutoRaw> last_;
+};
+
+}  // namespace rxtune

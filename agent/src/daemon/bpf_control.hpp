@@ -1,0 +1,44 @@
+// BpfControl: the daemon's exact softirq accounting: loaded per bpf_accounting, read each
+// metrics interval while attached, and detached by the governor while its cost would show.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "bpf/governor.hpp"
+#include "bpf/softirq_accounting.hpp"
+#include "metrics/metrics.hpp"
+#include "profile/daemon_config.hpp"
+
+namespace rxtune {
+
+class BpfControl {
+public:
+    using Loader = std::function<Result<std::unique_ptr<SoftirqSource>>()>;
+    // loader: the real programs by default; tests give a source of their own.
+    explicit BpfControl(Metrics& metrics, Loader loader = {});
+
+    void start(const DaemonConfig& cfg);
+    // A reload: bpf_accounting on/off changes wait for the next start (next is put back, and a
+    // warning says so); auto <-> on or a new rate start the governor over.
+    void reconfigure(const DaemonConfig& current, DaemonConfig& next);
+    // One metrics interval, at `at` seconds (monotonic): what the programs measured, if the whole
+    // interval was measured (read before the governor acts: paused programs count nothing), then
+    // the governor's turn on the NET_RX softirq counts.
+    std::optional<std::map<unsigned, CpuSoftirq>> sample(const std::map<unsigned, std::uint64_t>& netRxCounts, double at);
+
+    bool loaded() const { return source_ != nullptr; }
+    bool attached() const { return source_ && source_->attached(); }
+
+private:
+    void setGovernor(const DaemonConfig& cfg);
+
+    Metrics& metrics_;
+    Loader loader_;
+    std::unique_ptr<SoftirqSource> source_;  // null where BPF is not available or switched off
+    std::unique_ptr<BpfGovernor> governor_;  // bpf_accounting: auto
+};
+
+}  // namespace rxtune

@@ -1,0 +1,70 @@
+#include "daemon/reconciler.hpp"
+
+#include <algorithm>
+
+#include "daemon/log.hpp"
+#include "inventory/snapshot.hpp"
+#include "planner/planner.hpp"
+
+namespace rxtune {
+
+bool Reconciler::concerns(const std::string& name, const std::function<std::string()>& linkKind) const {
+    if (std::find(steered_.begin(), steered_.end(), name) != steered_.end()) return true;  // ours: gone, reset, renamed
+    if (!interfaces_->empty()) return std::find(interfaces_->begin(), interfaces_->end(), name) != interfaces_->end();
+    if (!mayMatch(profile_->match, name, "")) return false;
+    return profile_->match.includeVirtual || mayMatch(profile_->match, name, linkKind());
+}
+
+bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoInputs* autoIn,
+                     std::optional<std::chrono::steady_clock::time_point> firstEvent) {
+    const Profile& profile = *profile_;
+    const std::vector<std::string> scope = devices ? std::vector<std::string>(devices->begin(), devices->end()) : std::vector<std::string>();
+    auto prepared = preparePlan(profile, fs_, nl_, *interfaces_, true, xdp_, autoIn, false, devices ? &scope : nullptr);
+    if (!prepared) {
+        // A device that vanished between the listing and the reading: its DELLINK event follows.
+        LOG_W("reconcile: " + prepared.error().message());
+        metrics_.recordApply({profile.name, "failed", epochSeconds(), 0, 0});
+        return false;
+    }
+    const Plan& plan = prepared->plan;
+    if (devices) {
+        std::erase_if(steered_, [&](const std::string& n) { return devices->count(n) > 0; });
+        steered_.insert(steered_.end(), plan.interfaces.begin(), plan.interfaces.end());
+    } else {
+        steered_ = plan.interfaces;
+    }
+    Knobs knobs(fs_, xdp_);
+    auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
+    if (!applied) {
+        LOG_E("apply failed, its writes were undone: " + applied.error().message());
+        metrics_.recordApply({profile.name, "failed", epochSeconds(), 0, plan.pendingCount()});
+        return false;
+    }
+    if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
+    for (const auto& s : applied->written) {
+        LOG_I((why == Why::kDrift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
+        if (why == Why::kDrift) metrics_.countDriftCorrection(s.id);
+    }
+    if (why == Why::kEvent && firstEvent && !applied->written.empty())
+        metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
+    // "drifted": what the last drift check found changed by someone else (and has set again).
+    const size_t total = plan.settings.size();
+    const size_t drifted = why == Why::kDrift ? applied->written.size() : 0;
+    metrics_.recordApply(
+        {plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
+    // An event's snapshot holds its devices only: the interface metrics wait for the next sample.
+    if (devices) return true;
+    if (!applied->written.empty()) {
+        if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
+    } else {
+        metrics_.updateSnapshot(prepared->snapshot);
+    }
+    return true;
+}
+
+Result<RevertReport> Reconciler::revert() {
+    Knobs knobs(fs_, xdp_);
+    return revertAll(knobs, store_);
+}
+
+}  // namespace rxtune

@@ -1,0 +1,61 @@
+// Reconciler: snapshot -> plan -> apply -> metrics, for the whole host or for the devices an
+// event named; and which events concern the profile at all.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "apply/apply.hpp"
+#include "apply/prepare.hpp"
+#include "metrics/metrics.hpp"
+#include "profile/profile.hpp"
+#include "state/journal.hpp"
+
+namespace rxtune {
+
+class Reconciler {
+public:
+    enum class Why { kStart, kEvent, kDrift, kReload, kAuto };
+
+    // xdp may be null where XDP steering is not available (plans with it are refused).
+    Reconciler(FileTree& fs, NetlinkSource& nl, XdpSteering* xdp, std::string stateDir, Metrics& metrics)
+        : fs_(fs), nl_(nl), xdp_(xdp), store_(std::move(stateDir)), metrics_(metrics) {}
+
+    // What to keep applied: the profile, and the config's explicit interface list (empty: the
+    // profile's match). Both are read at each run.
+    void configure(const Profile* profile, const std::vector<std::string>* interfaces) {
+        profile_ = profile;
+        interfaces_ = interfaces;
+    }
+
+    // devices: an event's, the only ones read and answered for; null: the whole host.
+    // autoIn: mode auto's decisions (null otherwise). firstEvent: when the burst began, for the
+    // re-apply latency. False: nothing was planned or applied (logged).
+    bool run(Why why, const std::set<std::string>* devices = nullptr, const AutoInputs* autoIn = nullptr,
+             std::optional<std::chrono::steady_clock::time_point> firstEvent = std::nullopt);
+
+    // An event about `name` is worth reading the device for: it is one rxtune steers, one the
+    // config names, or one the profile's match may take (linkKind is asked only if that depends on it).
+    bool concerns(const std::string& name, const std::function<std::string()>& linkKind) const;
+
+    // The interfaces planned, by the last whole-host run and events since.
+    const std::vector<std::string>& steered() const { return steered_; }
+
+    Result<RevertReport> revert();
+
+private:
+    FileTree& fs_;
+    NetlinkSource& nl_;
+    XdpSteering* xdp_;
+    JournalStore store_;
+    Metrics& metrics_;
+    const Profile* profile_ = nullptr;
+    const std::vector<std::string>* interfaces_ = nullptr;
+    std::vector<std::string> steered_;
+};
+
+}  // namespace rxtune

@@ -1,0 +1,97 @@
+#include <catch2/catch.hpp>
+
+#include "../support/fixture.hpp"
+#include "daemon/auto_control.hpp"
+#include "inventory/snapshot.hpp"
+#include "planner/planner.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+// The story's host; its NIC's receive CPU runs flat out in NET_RX, the others idle. Every call is
+// one second later with `pps` more delivered.
+struct Host {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    FileTree fs{tree.path().string()};
+    test::FakeNetlink nl{tree.path()};
+    HostSnapshot snap = takeSnapshot(fs, nl, {}).value();
+    unsigned rx = 0;
+    AutoRaw raw;
+
+    Host() {
+        const Nic& nic = snap.nics.front().name == "enp2s0" ? snap.nics.front() : snap.nics.back();
+        auto irq = irqCpus(nic).cpus();
+        if (!irq.empty()) rx = irq.front();
+        raw.stack = StackCounters{};
+        for (unsigned c : snap.host.online.cpus()) raw.cpu[c] = {};
+    }
+    AutoRaw next(double pps) {
+        raw.at += 1;
+        for (auto& [cpu, j] : raw.cpu) {
+            j.total += 100;
+            if (cpu == rx) {
+                j.busy += 100;
+                j.softirq += 90;
+            }
+        }
+        raw.stack->delivered += static_cast<std::uint64_t>(pps);
+        return raw;
+    }
+};
+
+Profile autoProfile() {
+    auto p = loadProfile("single-queue-gateway", {std::getenv("RXTUNE_PROFILES")}).value();
+    p.steering.mode = SteeringMode::kAuto;
+    p.steering.autoThresholds.sustain = 2;
+    p.steering.autoThresholds.candidates = {SteeringMode::kXdp, SteeringMode::kRps};
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("auto control: a saturated receive CPU is steered; a candidate that cannot be put in place is skipped",
+          "[daemon][auto]") {
+    Host host;
+    Metrics metrics("test");
+    AutoControl control(metrics);
+    const Profile profile = autoProfile();
+    const std::vector<std::string> steered{"enp2s0"};
+    std::vector<AutoInputs> applies;
+    // The first candidate (XDP) fails to apply, as it would with someone else's program on the
+    // device; the next (RPS) is put in place at once, in the same sample.
+    auto apply = [&](const AutoInputs& in) {
+        applies.push_back(in);
+        return in.modes.at("enp2s0") != SteeringMode::kXdp;
+    };
+    for (int i = 0; i < 6 && applies.size() < 2; ++i) control.step(profile, host.fs, host.snap, host.next(100000), steered, apply);
+    REQUIRE(applies.size() == 2);
+    CHECK(applies[0].modes.at("enp2s0") == SteeringMode::kXdp);
+    CHECK(applies[1].modes.at("enp2s0") == SteeringMode::kRps);
+    CHECK_FALSE(applies[1].targets.at("enp2s0").empty());
+    CHECK_FALSE(applies[1].targets.at("enp2s0").contains(host.rx));  // steered away from the receive CPU
+    const AutoSteer* m = control.machine("enp2s0");
+    REQUIRE(m);
+    CHECK(m->state() == AutoState::kTrial);
+    CHECK(control.inputs().modes.at("enp2s0") == SteeringMode::kRps);
+    // Leaving mode auto forgets the machines and what they decided.
+    control.clear();
+    CHECK(control.machine("enp2s0") == nullptr);
+    CHECK(control.inputs().targets.empty());
+}
+
+TEST_CASE("auto control: an idle host is left alone", "[daemon][auto]") {
+    Host host;
+    host.rx = 9999;  // no CPU busy
+    Metrics metrics("test");
+    AutoControl control(metrics);
+    int applies = 0;
+    for (int i = 0; i < 6; ++i)
+        control.step(autoProfile(), host.fs, host.snap, host.next(1000), {"enp2s0"}, [&](const AutoInputs&) {
+            ++applies;
+            return true;
+        });
+    CHECK(applies == 0);
+    REQUIRE(control.machine("enp2s0"));
+    CHECK(control.machine("enp2s0")->state() == AutoState::kOff);
+}

@@ -1,0 +1,88 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "../support/fixture.hpp"
+#include "daemon/reconciler.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+std::map<std::string, std::string> contents(const std::filesystem::path& root) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+        if (!e.is_regular_file()) continue;
+        std::ifstream in(e.path());
+        std::stringstream ss;
+        ss << in.rdbuf();
+        out[std::filesystem::relative(e.path(), root).string()] = ss.str();
+    }
+    return out;
+}
+
+struct Rig {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    test::TempTree state{"vm-no-cpufreq"};
+    FileTree fs{tree.path().string()};
+    test::FakeNetlink nl{tree.path()};
+    Metrics metrics{"test"};
+    Profile profile;
+    std::vector<std::string> interfaces;
+    Reconciler r{fs, nl, nullptr, (state.path() / "state").string(), metrics};
+
+    Rig() {
+        profile = loadProfile("single-queue-gateway", {std::getenv("RXTUNE_PROFILES")}).value();
+        profile.steering.mode = SteeringMode::kRps;
+        r.configure(&profile, &interfaces);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("the reconciler applies the whole host, then answers events for their devices only", "[daemon]") {
+    Rig rig;
+    const auto before = contents(rig.tree.path());
+    REQUIRE(rig.r.run(Reconciler::Why::kStart));
+    CHECK(rig.r.steered() == std::vector<std::string>{"enp2s0"});
+    const auto steered = contents(rig.tree.path());
+    CHECK(steered != before);
+    // Someone clears a mask; an event about another device does not put it right (that is the
+    // drift timer's job), and reads nothing of enp2s0's.
+    rig.tree.put("sys/class/net/enp2s0/queues/rx-0/rps_cpus", "00000\n");
+    const std::set<std::string> other{"veth7"};
+    REQUIRE(rig.r.run(Reconciler::Why::kEvent, &other));
+    CHECK(rig.fs.read("sys/class/net/enp2s0/queues/rx-0/rps_cpus").value() == "00000\n");
+    CHECK(rig.r.steered() == std::vector<std::string>{"enp2s0"});
+    // An event about enp2s0 (a reset) puts its knobs back.
+    const std::set<std::string> nic{"enp2s0"};
+    REQUIRE(rig.r.run(Reconciler::Why::kEvent, &nic));
+    CHECK(contents(rig.tree.path()) == steered);
+    // Revert gives back the host as it was.
+    REQUIRE(rig.r.revert());
+    CHECK(contents(rig.tree.path()) == before);
+}
+
+TEST_CASE("an event concerns the devices rxtune steers, names or may match", "[daemon]") {
+    Rig rig;
+    REQUIRE(rig.r.run(Reconciler::Why::kStart));
+    int kindAsked = 0;
+    auto kind = [&](const char* k) {
+        return [&kindAsked, k] {
+            ++kindAsked;
+            return std::string(k);
+        };
+    };
+    CHECK(rig.r.concerns("enp2s0", kind("")));      // steered
+    CHECK_FALSE(rig.r.concerns("lo", kind("")));
+    CHECK_FALSE(rig.r.concerns("veth1", kind("veth")));  // the gateway profile leaves virtual devices out
+    CHECK(rig.r.concerns("eth9", kind("")));        // may be a physical NIC: read it
+    CHECK(kindAsked == 2);                          // the steered one and lo needed no kind
+    rig.interfaces = {"eth9"};                      // an explicit list: only its names (and ours)
+    CHECK(rig.r.concerns("eth9", kind("")));
+    CHECK_FALSE(rig.r.concerns("eth8", kind("")));
+    CHECK(rig.r.concerns("enp2s0", kind("")));
+}
