@@ -21,8 +21,8 @@ all: build
 
 # Benchmarks only (make lab, bench/datapath_bench.sh, bench/steer_bench.sh): wrk to check our load
 # generator against, dpdk-testpmd (in dpdk-dev) as rxtune-dp's peer, nftables for the receive-bound
-# scenarios, matplotlib for the charts.
-BENCH_PACKAGES := wrk dpdk-dev nftables python3-matplotlib
+# scenarios, matplotlib for the charts, strace to count the journal's saves.
+BENCH_PACKAGES := wrk dpdk-dev nftables python3-matplotlib strace
 
 deps:
 	@$(call install_missing,$(APT_PACKAGES))

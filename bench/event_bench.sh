@@ -4,7 +4,9 @@
 #   1. re-create -> steered: `sq0` is deleted and created again R times; the time runs from the
 #      start of `ip link add` until its rps_flow_cnt is set (polled from inside the netns, no fork);
 #   2. churn: 1000 link events on devices that match nothing (down, up, add, del); the daemon's
-#      CPU time over them (from /proc/PID/schedstat, nanoseconds).
+#      CPU time over them (from /proc/PID/schedstat, nanoseconds);
+#   3. journal saves (fsync'd, counted with strace) for 10 queue-count changes and 10 resets of a
+#      knob whose original is journaled already (rows with no other devices).
 # Both device counts run in the same invocation; with BASELINE_BIN=path/to/an/older/rxtune the
 # older build runs the same rounds beside it (interleaved: old, new per device count).
 # Usage: bench/event_bench.sh [R] [OTHERS]   (defaults 20, 2000; needs root; cleans up after itself)
@@ -113,19 +115,40 @@ PY
     t1=$(awk '{print $1}' "/proc/$dpid/schedstat")
     churn=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.1f", (b - a) / 1e6}')
   fi
+  # 3. What a change costs the journal: 10 queue-count changes (a new original each time, or one
+  #    forgotten), then 10 resets of a knob whose original is on disk; fsync'd journal saves counted.
+  local saves="-"
+  if [ "$others" -eq 0 ] && command -v strace >/dev/null; then
+    ip -n "$NS" link add sqq numrxqueues 2 type veth peer name sqr
+    ip netns exec "$NS" ethtool -L sqq rx 1
+    sleep 0.3
+    strace -f -e trace=rename -p "$dpid" -o "$WORK/strace" 2>/dev/null &
+    local spid=$!
+    sleep 0.3
+    for _ in 1 2 3 4 5; do
+      ip netns exec "$NS" ethtool -L sqq rx 2; sleep 0.2
+      ip netns exec "$NS" ethtool -L sqq rx 1; sleep 0.2
+    done
+    for _ in $(seq 10); do
+      ip netns exec "$NS" sh -c 'echo 0 > /sys/class/net/sqq/queues/rx-0/rps_flow_cnt'
+      ip -n "$NS" link set sqq down; ip -n "$NS" link set sqq up; sleep 0.2
+    done
+    kill "$spid"; wait "$spid" 2>/dev/null || true
+    saves=$(grep -c 'journal.json")' "$WORK/strace" || true)
+  fi
   kill "$dpid"; wait "$dpid" 2>/dev/null || true; dpid=""
   ip netns del "$NS"; NS=""
-  echo "$lat $churn"
+  echo "$lat $churn $saves"
 }
 
 builds=("new:$BIN")
 [ -n "${BASELINE_BIN:-}" ] && builds=("old:$(realpath "$BASELINE_BIN")" "${builds[@]}")
 echo "machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%d); $R re-creations per row"
-printf '%-6s %8s %10s %10s %10s %12s\n' build others p50_ms p99_ms max_ms churn_cpu_ms
+printf '%-6s %8s %10s %10s %10s %12s %14s\n' build others p50_ms p99_ms max_ms churn_cpu_ms journal_saves
 for others in 0 "$OTHERS"; do
   for b in "${builds[@]}"; do
     name=${b%%:*}; bin=${b#*:}
-    read -r p50 p99 mx churn <<<"$(round "$bin" "$others")"
-    printf '%-6s %8s %10s %10s %10s %12s\n' "$name" "$others" "$p50" "$p99" "$mx" "$churn"
+    read -r p50 p99 mx churn saves <<<"$(round "$bin" "$others")"
+    printf '%-6s %8s %10s %10s %10s %12s %14s\n' "$name" "$others" "$p50" "$p99" "$mx" "$churn" "$saves"
   done
 done

@@ -103,7 +103,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     std::set<std::string> planned;
     for (const auto& s : plan.settings) planned.insert(s.path);
     std::vector<Setting> restores;
-    std::set<std::string> settled;  // journaled paths this apply puts back or finds gone
+    std::set<std::string> settled;  // journaled paths whose knob is gone or at its original already
     for (const auto& o : j.originals) {
         if (planned.count(o.path) || !inScope(o.path)) continue;
         if (!fs.exists(o.path, o.kind)) {
@@ -196,10 +196,15 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
             originalsAdded = true;
         }
     }
+    // Originals of knobs that are gone, or back at their original already, can go now: a crash
+    // from here on loses nothing by their absence.
+    const bool forgot = !settled.empty();
+    std::erase_if(j.originals, [&](const Original& o) { return settled.count(o.path) > 0; });
     // The one fsync'd save, before the first write, when the journal learnt something: an
-    // original, or what verify is to check. A write to a knob whose original is on disk already
-    // (drift put right, a device reset) needs none: a crash leaves the journal as it was, right.
-    const bool durableFirst = !before || originalsAdded || appliedChanged;
+    // original, a forgotten one, or what verify is to check. A write to a knob whose original is
+    // on disk already (drift put right, a device reset) needs none: a crash leaves the journal as
+    // it was, which is right.
+    const bool durableFirst = !before || originalsAdded || appliedChanged || forgot;
     if (durableFirst)
         if (auto r = saveDurable("applying"); !r) return failWith(r.error());
 
@@ -229,10 +234,12 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         }
         return failWith(std::move(err));
     }
-    for (const auto& s : restores) settled.insert(s.path);
-    if (!settled.empty()) {
-        // Originals leave the journal only after their knobs are back: that save is durable too.
-        std::erase_if(j.originals, [&](const Original& o) { return settled.count(o.path) > 0; });
+    if (!restores.empty()) {
+        // The originals of knobs put back leave the journal only now that they are back: a second
+        // durable save, for a profile that sets less than the one before (not for an event).
+        std::set<std::string> restored;
+        for (const auto& s : restores) restored.insert(s.path);
+        std::erase_if(j.originals, [&](const Original& o) { return restored.count(o.path) > 0; });
         if (auto r = saveDurable("applied"); !r) return failWith(r.error());
         return report;
     }
