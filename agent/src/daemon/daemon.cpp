@@ -275,17 +275,18 @@ int Agent::run() {
         else sd_event_exit(sd_event_source_get_event(s), 0);
         return 0;
     };
-    auto onDrift = [](sd_event_source* s, std::uint64_t, void* self) -> int {
-        auto* a = static_cast<Agent*>(self);
-        a->driftDue_ = true;
-        sd_event_source_set_time_relative(s, usec(a->cfg_.driftInterval));
-        sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-        return 0;
+    // A periodic timer: marks its work due and arms itself again for its (reloadable) interval.
+    struct Periodic {
+        Agent* agent;
+        bool Agent::*due;
+        std::chrono::milliseconds DaemonConfig::*period;
     };
-    auto onMetrics = [](sd_event_source* s, std::uint64_t, void* self) -> int {
-        auto* a = static_cast<Agent*>(self);
-        a->metricsDue_ = true;
-        sd_event_source_set_time_relative(s, usec(a->cfg_.metricsInterval));
+    Periodic drift{this, &Agent::driftDue_, &DaemonConfig::driftInterval};  // lives as long as the loop
+    Periodic metrics{this, &Agent::metricsDue_, &DaemonConfig::metricsInterval};
+    auto onTimer = [](sd_event_source* s, std::uint64_t, void* p) -> int {
+        auto* t = static_cast<Periodic*>(p);
+        t->agent->*(t->due) = true;
+        sd_event_source_set_time_relative(s, usec(t->agent->cfg_.*(t->period)));
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
     };
@@ -304,8 +305,8 @@ int Agent::run() {
     int rc = 0;
     for (int sig : {SIGTERM, SIGINT, SIGHUP})
         if (rc >= 0) rc = sd_event_add_signal(event_, nullptr, sig, onSignal, this);
-    if (rc >= 0) rc = sd_event_add_time_relative(event_, &driftSrc_, CLOCK_MONOTONIC, usec(cfg_.driftInterval), 0, onDrift, this);
-    if (rc >= 0) rc = sd_event_add_time_relative(event_, &metricsSrc_, CLOCK_MONOTONIC, usec(cfg_.metricsInterval), 0, onMetrics, this);
+    if (rc >= 0) rc = sd_event_add_time_relative(event_, &driftSrc_, CLOCK_MONOTONIC, usec(cfg_.driftInterval), 0, onTimer, &drift);
+    if (rc >= 0) rc = sd_event_add_time_relative(event_, &metricsSrc_, CLOCK_MONOTONIC, usec(cfg_.metricsInterval), 0, onTimer, &metrics);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, links_->fd(), EPOLLIN, onLinks, this);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, uevents_.get(), EPOLLIN, onUevent, this);
     if (rc >= 0) rc = sd_event_add_post(event_, &idleSrc_, onPost, this);

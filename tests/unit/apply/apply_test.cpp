@@ -20,17 +20,6 @@ namespace {
 
 std::vector<std::string> shipped() { return {std::getenv("RXTUNE_PROFILES")}; }
 
-std::map<std::string, std::string> contents(const std::filesystem::path& root) {
-    std::map<std::string, std::string> out;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
-        if (!e.is_regular_file()) continue;
-        std::ifstream in(e.path());
-        std::stringstream ss;
-        ss << in.rdbuf();
-        out[std::filesystem::relative(e.path(), root).string()] = ss.str();
-    }
-    return out;
-}
 
 // A FileTree whose Nth write fails, as a vanished interface or a refusing kernel would.
 class FailingTree : public FileTree {
@@ -93,17 +82,17 @@ TEST_CASE("apply writes what differs, a second apply writes nothing", "[apply]")
 
 TEST_CASE("revert gives back a byte-identical tree, even after two profiles", "[apply]") {
     Rig rig;
-    const auto before = contents(rig.tree.path());
+    const auto before = test::contents(rig.tree.path());
     FileTree fs(rig.tree.path().string());
     JournalStore store(rig.stateDir);
     REQUIRE(applyPlan(rig.makePlan("balanced"), knobsOf(fs), store, "t1"));
     REQUIRE(applyPlan(rig.makePlan("single-queue-gateway"), knobsOf(fs), store, "t2"));
     REQUIRE(applyPlan(rig.makePlan("latency"), knobsOf(fs), store, "t3"));
-    CHECK(contents(rig.tree.path()) != before);
+    CHECK(test::contents(rig.tree.path()) != before);
     auto r = revertAll(knobsOf(fs), store);
     REQUIRE(r);
     CHECK_FALSE(r->restored.empty());
-    CHECK(contents(rig.tree.path()) == before);
+    CHECK(test::contents(rig.tree.path()) == before);
     CHECK_FALSE(store.load().value().has_value());
     // Reverting again with no journal is a no-op.
     auto none = revertAll(knobsOf(fs), store);
@@ -132,7 +121,7 @@ TEST_CASE("a failed write rolls back this apply's writes and names the knob", "[
     for (int failAt : {1, 2, 8, 15, 29}) {
         INFO("failing write " << failAt);
         Rig rig;
-        const auto before = contents(rig.tree.path());
+        const auto before = test::contents(rig.tree.path());
         FailingTree fs(rig.tree.path().string(), failAt);
         JournalStore store(rig.stateDir);
         auto p = rig.makePlan();
@@ -142,7 +131,7 @@ TEST_CASE("a failed write rolls back this apply's writes and names the knob", "[
         INFO(msg);
         CHECK(msg.find("No such device") != std::string::npos);
         CHECK(msg.find(rig.tree.path().string()) != std::string::npos);
-        CHECK(contents(rig.tree.path()) == before);
+        CHECK(test::contents(rig.tree.path()) == before);
         CHECK_FALSE(store.load().value().has_value());  // no journal when nothing stayed changed
     }
 }
@@ -152,10 +141,10 @@ TEST_CASE("a failed apply after an earlier one keeps the earlier journal", "[app
     FileTree ok(rig.tree.path().string());
     JournalStore store(rig.stateDir);
     REQUIRE(applyPlan(rig.makePlan("balanced"), knobsOf(ok), store, "t1"));
-    const auto afterFirst = contents(rig.tree.path());
+    const auto afterFirst = test::contents(rig.tree.path());
     FailingTree bad(rig.tree.path().string(), 3);
     REQUIRE_FALSE(applyPlan(rig.makePlan("single-queue-gateway"), knobsOf(bad), store, "t2"));
-    CHECK(contents(rig.tree.path()) == afterFirst);
+    CHECK(test::contents(rig.tree.path()) == afterFirst);
     auto j = store.load().value();
     REQUIRE(j);
     CHECK(j->profile == "balanced");
@@ -164,7 +153,7 @@ TEST_CASE("a failed apply after an earlier one keeps the earlier journal", "[app
 
 TEST_CASE("an interrupted apply's journal keeps the true originals", "[apply]") {
     Rig rig;
-    const auto before = contents(rig.tree.path());
+    const auto before = test::contents(rig.tree.path());
     FileTree fs(rig.tree.path().string());
     JournalStore store(rig.stateDir);
     // Simulate a crash after the journal was written and half the writes done.
@@ -180,12 +169,12 @@ TEST_CASE("an interrupted apply's journal keeps the true originals", "[apply]") 
     REQUIRE(r);
     CHECK(r->resumedInterrupted);
     REQUIRE(revertAll(knobsOf(fs), store));
-    CHECK(contents(rig.tree.path()) == before);
+    CHECK(test::contents(rig.tree.path()) == before);
 }
 
 TEST_CASE("applying a profile that sets less restores what only the earlier one set", "[apply]") {
     Rig rig;
-    const auto before = contents(rig.tree.path());
+    const auto before = test::contents(rig.tree.path());
     FileTree fs(rig.tree.path().string());
     JournalStore store(rig.stateDir);
     REQUIRE(applyPlan(rig.makePlan("throughput"), knobsOf(fs), store, "t1"));
@@ -204,7 +193,7 @@ TEST_CASE("applying a profile that sets less restores what only the earlier one 
     CHECK(verifyApplied(j, knobsOf(fs)).value().empty());
     for (const auto& o : j.originals) CHECK(o.path.find("netdev_budget") == std::string::npos);
     REQUIRE(revertAll(knobsOf(fs), store));
-    CHECK(contents(rig.tree.path()) == before);
+    CHECK(test::contents(rig.tree.path()) == before);
 }
 
 TEST_CASE("an event's apply answers for its devices only", "[apply]") {
@@ -213,7 +202,7 @@ TEST_CASE("an event's apply answers for its devices only", "[apply]") {
     JournalStore store(rig.stateDir);
     const Plan full = rig.makePlan();
     REQUIRE(applyPlan(full, knobsOf(fs), store, "t1"));
-    const auto steered = contents(rig.tree.path());
+    const auto steered = test::contents(rig.tree.path());
     // An event about another device ("veth7", not in the plan): its plan holds the host-wide
     // settings only. enp2s0's knobs are not its business: none is put back, verify keeps them.
     Plan hostOnly = full;
@@ -224,7 +213,7 @@ TEST_CASE("an event's apply answers for its devices only", "[apply]") {
     auto r = applyPlan(hostOnly, knobsOf(fs), store, "t2", &other);
     REQUIRE(r);
     CHECK(r->written.empty());
-    CHECK(contents(rig.tree.path()) == steered);
+    CHECK(test::contents(rig.tree.path()) == steered);
     auto j = store.load().value().value();
     CHECK(j.applied.size() == full.settings.size());
     CHECK(verifyApplied(j, knobsOf(fs)).value().empty());

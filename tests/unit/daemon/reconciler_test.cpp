@@ -12,17 +12,6 @@ using namespace rxtune;
 
 namespace {
 
-std::map<std::string, std::string> contents(const std::filesystem::path& root) {
-    std::map<std::string, std::string> out;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
-        if (!e.is_regular_file()) continue;
-        std::ifstream in(e.path());
-        std::stringstream ss;
-        ss << in.rdbuf();
-        out[std::filesystem::relative(e.path(), root).string()] = ss.str();
-    }
-    return out;
-}
 
 struct Rig {
     test::TempTree tree{"story-20cpu-single-queue"};
@@ -45,10 +34,10 @@ struct Rig {
 
 TEST_CASE("the reconciler applies the whole host, then answers events for their devices only", "[daemon]") {
     Rig rig;
-    const auto before = contents(rig.tree.path());
+    const auto before = test::contents(rig.tree.path());
     REQUIRE(rig.r.run(Reconciler::Why::kStart));
     CHECK(rig.r.steered() == std::vector<std::string>{"enp2s0"});
-    const auto steered = contents(rig.tree.path());
+    const auto steered = test::contents(rig.tree.path());
     CHECK(steered != before);
     // Someone clears a mask; an event about another device does not put it right (that is the
     // drift timer's job), and reads nothing of enp2s0's.
@@ -60,10 +49,10 @@ TEST_CASE("the reconciler applies the whole host, then answers events for their 
     // An event about enp2s0 (a reset) puts its knobs back.
     const std::set<std::string> nic{"enp2s0"};
     REQUIRE(rig.r.run(Reconciler::Why::kEvent, &nic));
-    CHECK(contents(rig.tree.path()) == steered);
+    CHECK(test::contents(rig.tree.path()) == steered);
     // Revert gives back the host as it was.
     REQUIRE(rig.r.revert());
-    CHECK(contents(rig.tree.path()) == before);
+    CHECK(test::contents(rig.tree.path()) == before);
 }
 
 TEST_CASE("an event concerns the devices rxtune steers, names or may match", "[daemon]") {

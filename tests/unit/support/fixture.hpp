@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +22,19 @@ inline std::filesystem::path fixtureRoot(const std::string& scenario) {
 }
 
 // A private copy of a fixture so a test may damage or write it.
+// Every file under root and its text: a tree compared before and after.
+inline std::map<std::string, std::string> contents(const std::filesystem::path& root) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+        if (!e.is_regular_file()) continue;
+        std::ifstream in(e.path());
+        std::stringstream ss;
+        ss << in.rdbuf();
+        out[std::filesystem::relative(e.path(), root).string()] = ss.str();
+    }
+    return out;
+}
+
 class TempTree {
 public:
     explicit TempTree(const std::string& scenario) {
