@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/detect_output.hpp"
+#include "cli/status.hpp"
 #include "cli/tune_commands.hpp"
 #include "daemon/daemon.hpp"
 #include "core/paths.hpp"
@@ -82,6 +83,18 @@ int main(int argc, char** argv) {
     auto* revert = app.add_subcommand("revert", "Restore every value rxtune changed, then clear the journal");
     addTuneOptions(revert, false);
 
+    rxtune::StatusOptions st;
+    auto* status = app.add_subcommand("status", "Where receive work happens now, and what rxtune does about it (read-only)");
+    status->add_option("--interval", st.intervalMs, "Sampling interval in milliseconds")
+        ->capture_default_str()
+        ->check(CLI::Range(100u, 60000u));
+    status->add_flag("--watch", st.watch, "Redraw in place every interval until interrupted");
+    status->add_flag("--json", st.json, "One JSON document per sample, one per line");
+    status->add_option("--count", st.count, "Samples to take (default: 1, or until interrupted with --watch)");
+    status->add_option("--state-dir", st.stateDir, "Where the journal of original values lives")->capture_default_str();
+    status->add_option("--run-dir", st.runDir, "Where the daemon keeps its status")->capture_default_str();
+    status->add_option("--bpf-dir", st.bpfDir, "Where XDP steering is pinned (on a bpffs)")->capture_default_str();
+
     std::string configPath = "/etc/rxtune/rxtune.yaml";
     auto* daemon = app.add_subcommand("daemon", "Run the agent: keep the profile applied, serve Prometheus metrics");
     auto* configOpt = daemon->add_option("-c,--config", configPath, "Daemon configuration")->capture_default_str();
@@ -97,5 +110,6 @@ int main(int argc, char** argv) {
     if (verify->parsed()) return rxtune::runVerify(tune);
     if (revert->parsed()) return rxtune::runRevert(tune);
     if (daemon->parsed()) return rxtune::runDaemon(configPath, configOpt->count() > 0);
+    if (status->parsed()) return rxtune::runStatus(st);
     return 1;
 }

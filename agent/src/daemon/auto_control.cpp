@@ -73,6 +73,7 @@ void AutoControl::log(const std::string& name, const AutoSteer& machine, const A
         LOG_N("auto " + name + ": " + d.decision + " (" + d.reason + "): " + d.detail + " [receive CPU " +
               std::to_string(was ? machine.rxCpuAtEnable() : scope.rxCpu) + ", " + scope.rxCpuSource + "]");
         metrics_.countSteeringDecision(name, d.decision, d.reason);
+        said_[name] = {d.decision, d.reason, d.detail};
         if (d.decision == "enable") metrics_.setTrialDelivered(name, "none", machine.baselinePps());
         for (const auto& t : machine.trials())
             if (t.samples > 0 || t.failed) metrics_.setTrialDelivered(name, candidateName(t.mode), t.failed ? 0 : t.deliveredPps);
@@ -88,6 +89,7 @@ void AutoControl::setThresholds(const AutoThresholds& t) {
 void AutoControl::clear() {
     for (const auto& [name, machine] : machines_) metrics_.setAutoState(name, "", 0, "");
     machines_.clear();
+    said_.clear();
     in_ = AutoInputs{};
 }
 

@@ -36,6 +36,11 @@ public:
     void clear();  // the profile is no longer mode auto: machines and their gauges go
     const AutoInputs& inputs() const { return in_; }
     const AutoSteer* machine(const std::string& interface) const;
+    // The last decision each interface's machine took, as logged ("keep", "better", the numbers).
+    struct Said {
+        std::string decision, reason, detail;
+    };
+    const std::map<std::string, Said>& said() const { return said_; }
 
 private:
     void log(const std::string& name, const AutoSteer& machine, const AutoDecision& d, const AutoScope& scope);
@@ -44,6 +49,7 @@ private:
     std::map<std::string, AutoSteer> machines_;
     AutoInputs in_;
     std::optional<AutoRaw> last_;
+    std::map<std::string, Said> said_;
 };
 
 }  // namespace rxtune

@@ -65,10 +65,20 @@ std::optional<std::map<unsigned, CpuSoftirq>> BpfControl::sample(const std::map<
             LOG_W("metrics: " + v.error().message());
         }
     }
+    if (out && prev_ && at > prevAt_) {
+        shares_.clear();
+        for (const auto& [cpu, v] : *out)
+            if (auto p = prev_->find(cpu); p != prev_->end() && v.netRxNs >= p->second.netRxNs)
+                shares_[cpu] = static_cast<double>(v.netRxNs - p->second.netRxNs) / ((at - prevAt_) * 1e9);
+    }
+    prev_ = out;
+    prevAt_ = at;
     if (!governor_) return out;
     const GovernorStep g = governor_->step(at, netRxCounts, source_->attached());
     if (g.action == GovernorStep::Action::kPause) {
         source_->pause();
+        prev_.reset();  // the next interval is not measured whole
+        shares_.clear();
         metrics_.setBpfState("softirq", BpfAvailability::kPaused);
         LOG_N("BPF softirq accounting: " + g.detail);
     } else if (g.action == GovernorStep::Action::kResume) {

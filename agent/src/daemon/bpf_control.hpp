@@ -30,6 +30,8 @@ public:
     std::optional<std::map<unsigned, CpuSoftirq>> sample(const std::map<unsigned, std::uint64_t>& netRxCounts, double at);
 
     bool loaded() const { return source_ != nullptr; }
+    // Each CPU's NET_RX share of the last interval the programs measured whole; empty if none.
+    const std::map<unsigned, double>& lastShares() const { return shares_; }
     bool attached() const { return source_ && source_->attached(); }
 
 private:
@@ -39,6 +41,9 @@ private:
     Loader loader_;
     std::unique_ptr<SoftirqSource> source_;  // null where BPF is not available or switched off
     std::unique_ptr<BpfGovernor> governor_;  // bpf_accounting: auto
+    std::optional<std::map<unsigned, CpuSoftirq>> prev_;  // the last reading, if the programs stayed attached since
+    double prevAt_ = 0;
+    std::map<unsigned, double> shares_;
 };
 
 }  // namespace rxtune

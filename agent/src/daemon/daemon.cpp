@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <prometheus/text_serializer.h>
 
 #include "daemon/auto_control.hpp"
@@ -31,6 +32,7 @@
 #include "metrics/metrics.hpp"
 #include "profile/daemon_config.hpp"
 #include "state/journal.hpp"
+#include "sys/atomic_file.hpp"
 #include "sys/capabilities.hpp"
 #include "sys/events.hpp"
 #include "sys/link_watch.hpp"
@@ -122,6 +124,7 @@ private:
         return reconciler_.run(why, devices, autoMode ? &auto_.inputs() : nullptr, firstEvent_);
     }
     void sample();
+    void writeStatus() const;
     void reload();
     void onLinkChanges();
     void onUevents();
@@ -226,6 +229,34 @@ void Agent::sample() {
     if (profile_.steering.mode == SteeringMode::kAuto && stack)
         auto_.sample(profile_, fs_, *snap, *softnet, bpfNow ? &*bpfNow : nullptr, *stack, reconciler_.steered(),
                      [&](const AutoInputs&) { return reconcile(Why::kAuto); });
+    writeStatus();
+}
+
+// <run-dir>/status.json, for `rxtune status`: what only the daemon knows (mode auto's state and
+// last decision, BPF's NET_RX shares), replaced whole at each sample; not fsynced (it is a view).
+void Agent::writeStatus() const {
+    nlohmann::json j;
+    j["pid"] = static_cast<long>(::getpid());
+    j["at"] = epochSeconds();
+    j["profile"] = profile_.name;
+    j["metrics_interval_s"] = std::chrono::duration<double>(cfg_.metricsInterval).count();
+    j["interfaces"] = nlohmann::json::object();
+    for (const auto& name : reconciler_.steered()) {
+        nlohmann::json i = nlohmann::json::object();
+        if (const AutoSteer* m = auto_.machine(name)) {
+            i["auto_state"] = toString(m->state());
+            i["mode"] = candidateName(m->mode());
+            i["targets"] = m->targets().toList();
+        }
+        if (auto it = auto_.said().find(name); it != auto_.said().end())
+            i["last_decision"] = {{"decision", it->second.decision}, {"reason", it->second.reason}, {"detail", it->second.detail}};
+        j["interfaces"][name] = i;
+    }
+    nlohmann::json shares = nlohmann::json::object();
+    for (const auto& [cpu, share] : bpf_.lastShares()) shares[std::to_string(cpu)] = share;
+    j["bpf_net_rx_share"] = shares;
+    if (auto ok = writeFileAtomic(cfg_.runDir + "/status.json", j.dump() + "\n", false); !ok)
+        LOG_W("status: " + ok.error().message());
 }
 
 void Agent::reload() {

@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sys/atomic_file.hpp"
+
 namespace rxtune {
 
 using json = nlohmann::json;
@@ -21,19 +23,6 @@ Result<void> mkdirs(const std::string& dir) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail(ec.value(), "mkdir", dir);
-    return {};
-}
-
-Result<void> writeAll(int fd, const std::string& data, const std::string& path) {
-    size_t off = 0;
-    while (off < data.size()) {
-        ssize_t n = ::write(fd, data.data() + off, data.size() - off);
-        if (n < 0) {
-            if (errno == EINTR) continue;
-            return fail(errno, "write", path);
-        }
-        off += static_cast<size_t>(n);
-    }
     return {};
 }
 
@@ -111,33 +100,11 @@ Result<void> JournalStore::save(const Journal& jr) const {
     j["applied"] = json::array();
     for (const auto& s : jr.applied)
         j["applied"].push_back({{"id", s.id}, {"path", s.path}, {"kind", toString(s.kind)}, {"desired", s.desired}});
-    const std::string data = j.dump(1) + "\n";
-    const std::string tmp = path() + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return fail(errno, "open", tmp);
-    auto w = writeAll(fd, data, tmp);
-    if (w && ::fsync(fd) != 0) w = fail(errno, "fsync", tmp);
-    ::close(fd);
-    if (!w) return w;
-    if (::rename(tmp.c_str(), path().c_str()) != 0) return fail(errno, "rename", path());
-    int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0) return fail(errno, "open", dir_);
-    int rc = ::fsync(dfd);
-    ::close(dfd);
-    if (rc != 0) return fail(errno, "fsync", dir_);
-    return {};
+    return writeFileAtomic(path(), j.dump(1) + "\n", true);
 }
 
 Result<void> JournalStore::markApplied(std::uint64_t generation, const std::string& at) const {
-    const std::string data = json{{"generation", generation}, {"applied_at", at}}.dump() + "\n";
-    const std::string tmp = markPath() + ".tmp";
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return fail(errno, "open", tmp);
-    auto w = writeAll(fd, data, tmp);
-    ::close(fd);
-    if (!w) return w;
-    if (::rename(tmp.c_str(), markPath().c_str()) != 0) return fail(errno, "rename", markPath());
-    return {};
+    return writeFileAtomic(markPath(), json{{"generation", generation}, {"applied_at", at}}.dump() + "\n", false);
 }
 
 Result<void> JournalStore::remove() const {
