@@ -21,15 +21,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-struct AutoLab {
-    NetNs sender, receiver;
+struct AutoLab : VethPair {
     TempDir tmp;
-    AutoLab() {
-        mustRun({"ip", "-n", sender.name(), "link", "add", "fa", "type", "veth", "peer", "name", "fb", "netns", receiver.name()});
-        sender.ip({"addr", "add", "10.88.0.1/24", "dev", "fa"});
-        receiver.ip({"addr", "add", "10.88.0.2/24", "dev", "fb"});
-        sender.ip({"link", "set", "fa", "up"});
-        receiver.ip({"link", "set", "fb", "up"});
+    AutoLab() : VethPair("10.88.0") {
         std::filesystem::create_directories(tmp.path / "bpffs");
         mustRun({"mount", "-t", "bpf", "bpf", (tmp.path / "bpffs").string()});
         writeProfile("rx_share: 25%");

@@ -17,16 +17,9 @@ namespace {
 
 // A receiver netns with `fb`, fed from a sender netns; a flood from the sender pinned to CPU 0
 // puts the receive work (veth delivers on the sending CPU) on CPU 0.
-struct StatusLab {
-    NetNs sender, receiver;
+struct StatusLab : VethPair {
     TempDir tmp;
-    StatusLab() {
-        mustRun({"ip", "-n", sender.name(), "link", "add", "fa", "type", "veth", "peer", "name", "fb", "netns", receiver.name()});
-        sender.ip({"addr", "add", "10.89.0.1/24", "dev", "fa"});
-        receiver.ip({"addr", "add", "10.89.0.2/24", "dev", "fb"});
-        sender.ip({"link", "set", "fa", "up"});
-        receiver.ip({"link", "set", "fb", "up"});
-    }
+    StatusLab() : VethPair("10.89.0") {}
     std::unique_ptr<Background> flood(int seconds) {
         return std::make_unique<Background>(sender, std::vector<std::string>{"taskset", "-c", "0", env("UDP_FLOOD"), "send", "10.89.0.2", "9000",
                                                                            std::to_string(seconds), "64"},

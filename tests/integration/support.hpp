@@ -254,6 +254,19 @@ inline double sample(const std::string& scrape, const std::string& series) {
     return -1;
 }
 
+// Two network namespaces joined by a veth pair, both ends up: `fa` in the sender with
+// <net>.1/24, `fb` in the receiver with <net>.2/24 ("10.88.0").
+struct VethPair {
+    NetNs sender, receiver;
+    explicit VethPair(const std::string& net) {
+        mustRun({"ip", "-n", sender.name(), "link", "add", "fa", "type", "veth", "peer", "name", "fb", "netns", receiver.name()});
+        sender.ip({"addr", "add", net + ".1/24", "dev", "fa"});
+        receiver.ip({"addr", "add", net + ".2/24", "dev", "fb"});
+        sender.ip({"link", "set", "fa", "up"});
+        receiver.ip({"link", "set", "fb", "up"});
+    }
+};
+
 inline std::string rxtuneBin() {
     const char* b = std::getenv("RXTUNE_BIN");
     if (!b) throw std::runtime_error("RXTUNE_BIN is not set");
