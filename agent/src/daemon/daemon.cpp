@@ -52,6 +52,8 @@ using Why = Reconciler::Why;
 
 // How long events that concern no device of the profile gather before they are read (see onIdle).
 constexpr auto kNoiseBatch = std::chrono::milliseconds(2);
+// How long an event's reconcile waits for the rest of its burst.
+constexpr auto kBurstSettle = std::chrono::microseconds(300);
 
 double monotonicSeconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
@@ -189,7 +191,15 @@ void Agent::onIdle() {
     // The drift timer and a reload look at everything, and so does an event that names nothing.
     if (reloadDue_) reload();
     else if (fullDue_ || driftDue_) reconcile(eventDue ? Why::kEvent : Why::kDrift);
-    else if (!dueDevices_.empty()) reconcile(Why::kEvent, &dueDevices_);
+    else if (!dueDevices_.empty()) {
+        // A burst is rarely one message: `ip link add a type veth peer name b` announces b, then a.
+        // What arrives within a moment joins this reconcile rather than waiting for the next.
+        std::this_thread::sleep_for(kBurstSettle);
+        onLinkChanges();
+        onUevents();
+        if (fullDue_) reconcile(Why::kEvent);
+        else reconcile(Why::kEvent, &dueDevices_);
+    }
     fullDue_ = driftDue_ = reloadDue_ = otherWork_ = false;
     dueDevices_.clear();
     firstEvent_.reset();
