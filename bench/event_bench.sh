@@ -7,13 +7,15 @@
 #      CPU time over them (from /proc/PID/schedstat, nanoseconds);
 #   3. journal saves (fsync'd, counted with strace) for 10 queue-count changes and 10 resets of a
 #      knob whose original is journaled already (rows with no other devices).
-# Both device counts run in the same invocation; with BASELINE_BIN=path/to/an/older/rxtune the
-# older build runs the same rounds beside it (interleaved: old, new per device count).
-# Usage: bench/event_bench.sh [R] [OTHERS]   (defaults 20, 2000; needs root; cleans up after itself)
+# Both device counts run in the same invocation, in ROUNDS rounds; with
+# BASELINE_BIN=path/to/an/older/rxtune the older build runs the same rounds beside it, the order of
+# the builds alternating from round to round. Figures: medians over the rounds, with min-max.
+# Usage: bench/event_bench.sh [R] [OTHERS] [ROUNDS]   (defaults 20, 2000, 3; needs root; cleans up after itself)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 R=${1:-20}
 OTHERS=${2:-2000}
+ROUNDS=${3:-3}
 BIN=$(realpath "${RXTUNE_BIN:-build/agent/rxtune}")
 PY=/usr/bin/python3
 WORK=$(mktemp -d)
@@ -143,12 +145,29 @@ PY
 
 builds=("new:$BIN")
 [ -n "${BASELINE_BIN:-}" ] && builds=("old:$(realpath "$BASELINE_BIN")" "${builds[@]}")
-echo "machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%d); $R re-creations per row"
-printf '%-6s %8s %10s %10s %10s %12s %14s\n' build others p50_ms p99_ms max_ms churn_cpu_ms journal_saves
+# ROUNDS rounds; in each, every device count and build once, the builds' order alternating.
+declare -A rows
+for ((r = 0; r < ROUNDS; r++)); do
+  for others in 0 "$OTHERS"; do
+    order=("${builds[@]}")
+    if (( r % 2 == 1 )); then order=(); for ((i = ${#builds[@]} - 1; i >= 0; i--)); do order+=("${builds[$i]}"); done; fi
+    for b in "${order[@]}"; do
+      name=${b%%:*}; bin=${b#*:}
+      rows["$name $others"]+="$(round "$bin" "$others");"
+    done
+  done
+done
+# median (min-max) of field $2 over the rounds in $1 ("a b c d e;a b c d e;...")
+stat() {
+  tr ';' '\n' <<<"$1" | grep . | awk -v f="$2" '{print $f}' | sort -g |
+    awk '{v[NR] = $1} END {if (v[1] == "-") {print "-"; exit} printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR]}'
+}
+echo "machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%d); $R re-creations per round, $ROUNDS interleaved rounds, median (min-max) over rounds"
+printf '%-6s %6s %-20s %-20s %-22s %s\n' build others p50_ms p99_ms churn_cpu_ms journal_saves
 for others in 0 "$OTHERS"; do
   for b in "${builds[@]}"; do
-    name=${b%%:*}; bin=${b#*:}
-    read -r p50 p99 mx churn saves <<<"$(round "$bin" "$others")"
-    printf '%-6s %8s %10s %10s %10s %12s %14s\n' "$name" "$others" "$p50" "$p99" "$mx" "$churn" "$saves"
+    name=${b%%:*}
+    v=${rows["$name $others"]}
+    printf '%-6s %6s %-20s %-20s %-22s %s\n' "$name" "$others" "$(stat "$v" 1)" "$(stat "$v" 2)" "$(stat "$v" 4)" "$(stat "$v" 5)"
   done
 done

@@ -13,8 +13,6 @@ namespace rxtune {
 
 namespace {
 
-std::string deviceOf(const std::string& path) { return path.substr(path.rfind('/') + 1); }
-
 // Where a successful write() is proof enough, so that no read-back is needed:
 // - rps_flow_cnt: the kernel rounds the count up to a power of two and shows the table's size,
 //   so a power of two (or 0) it accepted is what it holds (net/core/net-sysfs.c,
@@ -52,16 +50,16 @@ Result<void> writeChecked(const Knobs& fs, const std::string& id, const std::str
 Result<std::string> Knobs::read(const std::string& path, ValueKind kind) const {
     if (kind != ValueKind::kXdp) return fs_.read(path);
     if (!xdp_) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
-    return xdp_->current(deviceOf(path));
+    return xdp_->current(paths::deviceOf(path));
 }
 
 Result<void> Knobs::write(const std::string& path, ValueKind kind, const std::string& value) const {
     if (kind != ValueKind::kXdp) return fs_.write(path, value);
     if (!xdp_) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
-    if (value.empty()) return xdp_->remove(deviceOf(path));
+    if (value.empty()) return xdp_->remove(paths::deviceOf(path));
     auto spec = XdpSpec::parse(value);
     if (!spec) return failWith(spec.error());
-    return xdp_->install(deviceOf(path), *spec);
+    return xdp_->install(paths::deviceOf(path), *spec);
 }
 
 bool Knobs::writable(const std::string& path, ValueKind kind) const {
@@ -74,7 +72,7 @@ bool Knobs::exists(const std::string& path, ValueKind kind) const {
 }
 
 std::string Knobs::full(const std::string& path, ValueKind kind) const {
-    return kind == ValueKind::kXdp ? "xdp on " + deviceOf(path) : fs_.full(path);
+    return kind == ValueKind::kXdp ? "xdp on " + paths::deviceOf(path) : fs_.full(path);
 }
 
 Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now,

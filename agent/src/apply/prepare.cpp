@@ -19,17 +19,9 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
         for (const auto& n : *scope)
             if (interfaces.empty() || std::find(interfaces.begin(), interfaces.end(), n) != interfaces.end()) only.push_back(n);
     }
-    if (skipMissing || scope) {
-        std::vector<std::string> present;
-        for (const auto& n : only) {
-            auto l = nl.link(n);
-            if (!l) return failWith(l.error());
-            if (*l) present.push_back(n);
-        }
-        only = std::move(present);
-    }
+    // Names that are not there (yet) are left out by the snapshot itself: one query per name.
+    const bool missingOk = skipMissing || scope;
     PlanOptions opts;
-    opts.interfaces = interfaces.empty() ? std::vector<std::string>() : only;
     opts.explicitInterfaces = !interfaces.empty();
     opts.explain = explain;
     if (autoIn) {
@@ -44,10 +36,12 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
         if (!topo) return failWith(topo.error().withContext("host"));
         out.snapshot.host = std::move(*topo);
     } else {
-        auto snap = takeSnapshot(fs, nl, only);
+        auto snap = takeSnapshot(fs, nl, only, missingOk);
         if (!snap) return failWith(snap.error());
         out.snapshot = std::move(*snap);
     }
+    if (opts.explicitInterfaces)
+        for (const auto& n : out.snapshot.nics) opts.interfaces.push_back(n.name);
     // mode auto may have XDP steering on a device, or have had it: the plan must see what is there.
     const bool autoXdp = profile.steering.mode == SteeringMode::kAuto && xdp &&
                          std::find(profile.steering.autoThresholds.candidates.begin(),

@@ -202,23 +202,25 @@ StatusInputs readInputs(FileTree& fs, const StatusOptions& o) {
         XdpSteering xdp(o.bpfDir);
         Knobs knobs(fs, &xdp);
         if (auto d = verifyApplied(**j, knobs)) in.drifted = d->size();
+        std::map<std::string, CpuSet> rps;  // each device's RPS targets, over its queues
         for (const auto& s : (*j)->applied) {
             const std::string dev = paths::deviceOf(s.path);
             if (dev.empty()) continue;
             auto& [mode, targets] = in.steered[dev];
+            if (mode.empty()) mode = "none";
             if (s.kind == ValueKind::kXdp && !s.desired.empty()) {
                 mode = "xdp";
-                auto spec = XdpSpec::parse(s.desired);
-                if (spec) targets = spec->cpus.toList();
+                if (auto spec = XdpSpec::parse(s.desired)) targets = spec->cpus.toList();
             } else if (s.path.ends_with("/rps_cpus")) {
-                auto m = CpuSet::parseMask(s.desired);
-                if (m && !m->empty()) {
-                    if (mode.empty()) mode = "rps";
-                    auto t = targets.empty() ? CpuSet() : CpuSet::parseList(targets).value_or(CpuSet());
-                    targets = (t | *m).toList();
-                }
+                if (auto m = CpuSet::parseMask(s.desired); m && !m->empty()) rps[dev] = rps[dev] | *m;
             }
-            if (mode.empty()) mode = "none";
+        }
+        for (const auto& [dev, cpus] : rps) {
+            auto& [mode, targets] = in.steered[dev];
+            if (mode != "xdp") {
+                mode = "rps";
+                targets = cpus.toList();
+            }
         }
     }
     // The daemon's view, if one runs: its status file names a live process.

@@ -11,6 +11,7 @@
 
 #include "apply/apply.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 #include "apply/prepare.hpp"
 #include "state/journal.hpp"
 #include "sys/netlink.hpp"
@@ -26,14 +27,6 @@ int report(const Error& e) {
     return 1;
 }
 
-std::string nowUtc() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    std::ostringstream os;
-    os << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
-    return os.str();
-}
 
 // Profile + snapshot + planner. Everything is validated before anything can be written.
 Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
@@ -142,7 +135,7 @@ int runApply(const TuneOptions& o) {
     if (!p) return report(p.error());
     XdpSteering xdp(o.bpfDir);
     Knobs knobs(fs, &xdp);
-    auto r = applyPlan(*p, knobs, store, nowUtc());
+    auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
     if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
     if (o.json) {
         json j = planJson(*p);

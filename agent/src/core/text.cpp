@@ -81,3 +81,15 @@ std::string rounded(double v) {
 }
 
 }  // namespace rxtune
+
+namespace rxtune {
+
+std::string isoUtc(std::time_t t) {
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+}  // namespace rxtune

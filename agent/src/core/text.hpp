@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,6 +17,7 @@ std::vector<std::string> splitOn(std::string_view s, char sep);  // keeps empty 
 std::string joinFields(std::string_view s);                     // "a\tb  c\n" -> "a b c"
 std::string unescapeMount(std::string_view s);                  // "\040" -> " " as in mountinfo
 std::string rounded(double v);                                  // 752000.4 -> "752000" (for log lines)
+std::string isoUtc(std::time_t t);                              // "2026-11-30T15:00:00Z" (the journal's times)
 
 template <class T>
 bool parseUnsigned(std::string_view s, T& out) {

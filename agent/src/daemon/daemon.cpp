@@ -128,6 +128,7 @@ private:
     void sample();
     void writeStatus() const;
     void reload();
+    void markDue(const std::string& device);  // empty: an event that names none
     void onLinkChanges();
     void onUevents();
     void onIdle();
@@ -153,22 +154,28 @@ private:
     // What the handlers found due since the last idle turn.
     std::set<std::string> dueDevices_;  // named by events
     bool fullDue_ = false;              // an event that names no device (lost events): look at all
-    bool driftDue_ = false, metricsDue_ = false, reloadDue_ = false, otherWork_ = false;
-    std::optional<Clock::time_point> firstEvent_;  // the oldest event of the pending burst
+    bool driftDue_ = false, metricsDue_ = false, reloadDue_ = false;
+    std::optional<Clock::time_point> firstEvent_;  // when the oldest event of the pending burst was read
 };
+
+void Agent::markDue(const std::string& device) {
+    if (!firstEvent_) firstEvent_ = Clock::now();
+    if (device.empty()) fullDue_ = true;
+    else dueDevices_.insert(device);
+}
 
 void Agent::onLinkChanges() {
     // Each event names its device: only the ones the profile may want are read at all.
     for (const auto& c : links_->read()) {
-        if (c.kind == LinkChange::Kind::kResync) fullDue_ = true;
-        else if (reconciler_.concerns(c.name, [&] { return c.linkKind; })) dueDevices_.insert(c.name);
+        if (c.kind == LinkChange::Kind::kResync) markDue("");
+        else if (reconciler_.concerns(c.name, [&] { return c.linkKind; })) markDue(c.name);
     }
 }
 
 void Agent::onUevents() {
     for (const auto& u : readUevents(uevents_)) {
         if (u.action == "resync") {
-            fullDue_ = true;
+            markDue("");
             continue;
         }
         const std::string name = ueventDevice(u);
@@ -177,17 +184,16 @@ void Agent::onUevents() {
                 const auto cached = links_->find(name);
                 return cached ? cached->kind : std::string();
             }))
-            dueDevices_.insert(name);
+            markDue(name);
     }
 }
 
 void Agent::onIdle() {
     const bool eventDue = fullDue_ || !dueDevices_.empty();
-    if (eventDue && !firstEvent_) firstEvent_ = Clock::now();
     // A turn for events about devices that concern nobody (a node's pods churning): let the next
     // ones gather in the sockets for a moment, so that they are read in batches, not one wake-up
     // each. An event that matters waits at most this long behind them.
-    const bool noise = !eventDue && !driftDue_ && !metricsDue_ && !reloadDue_ && !otherWork_;
+    const bool noise = !eventDue && !driftDue_ && !metricsDue_ && !reloadDue_;
     // The drift timer and a reload look at everything, and so does an event that names nothing.
     if (reloadDue_) reload();
     else if (fullDue_ || driftDue_) reconcile(eventDue ? Why::kEvent : Why::kDrift);
@@ -200,7 +206,7 @@ void Agent::onIdle() {
         if (fullDue_) reconcile(Why::kEvent);
         else reconcile(Why::kEvent, &dueDevices_);
     }
-    fullDue_ = driftDue_ = reloadDue_ = otherWork_ = false;
+    fullDue_ = driftDue_ = reloadDue_ = false;
     dueDevices_.clear();
     firstEvent_.reset();
     if (metricsDue_) sample();

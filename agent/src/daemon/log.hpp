@@ -8,6 +8,8 @@
 #include <iostream>
 #include <string>
 
+#include "core/text.hpp"
+
 namespace rxtune {
 
 inline void logLine(const char* prio, const std::string& msg) { std::cerr << prio << "rxtune: " << msg << std::endl; }
@@ -16,14 +18,7 @@ inline double epochSeconds() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-inline std::string isoNow() {
-    std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
+inline std::string isoNow() { return isoUtc(std::time(nullptr)); }
 
 }  // namespace rxtune
 

@@ -89,23 +89,23 @@ Result<void> readQueues(const FileTree& dev, Nic& nic) {
 // line, and any /proc/interrupts action named after the interface ("eth0-TxRx-0").
 std::set<unsigned> irqNumbers(const FileTree& dev, const Nic& nic, const InterruptTable& table, bool hasDevice) {
     std::set<unsigned> out;
-    std::vector<std::string> msiDirs = {"device/msi_irqs"};
-    if (!hasDevice) msiDirs.clear();
-    else if (auto sub = dev.readLink("device/subsystem"); sub && sub->ends_with("/virtio")) msiDirs.push_back("device/../msi_irqs");
-    for (const auto& d : msiDirs) {
-        if (auto names = dev.list(d)) {
-            for (const auto& n : *names) {
-                unsigned irq = 0;
-                if (parseUnsigned(n, irq)) out.insert(irq);
+    if (hasDevice) {
+        std::vector<std::string> msiDirs = {"device/msi_irqs"};
+        if (auto sub = dev.readLink("device/subsystem"); sub && sub->ends_with("/virtio")) msiDirs.push_back("device/../msi_irqs");
+        for (const auto& d : msiDirs) {
+            if (auto names = dev.list(d)) {
+                for (const auto& n : *names) {
+                    unsigned irq = 0;
+                    if (parseUnsigned(n, irq)) out.insert(irq);
+                }
+                if (!out.empty()) break;
             }
-            if (!out.empty()) break;
         }
-    }
-    if (out.empty() && hasDevice) {
-        if (auto legacy = dev.read("device/irq")) {
-            unsigned irq = 0;
-            if (parseUnsigned(trimmed(*legacy), irq) && irq != 0) out.insert(irq);
-        }
+        if (out.empty())
+            if (auto legacy = dev.read("device/irq")) {
+                unsigned irq = 0;
+                if (parseUnsigned(trimmed(*legacy), irq) && irq != 0) out.insert(irq);
+            }
     }
     for (const auto& line : table.lines) {
         if (!line.numeric) continue;
@@ -151,7 +151,8 @@ Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable&
     nic.name = li.name;
     nic.ifindex = li.ifindex;
     // A device with no parent (veth, tun, bridge: most of a node's thousands) has no IRQs, NUMA
-    // node or PCI function to read: one stat says so, instead of a handful of failing opens.
+    // node, PCI function or real speed to read: one stat says so, instead of a handful of failing
+    // opens.
     auto dev = fs.subtree(paths::netDev(li.name));
     if (!dev) return failWith(dev.error());
     const bool hasDevice = (*dev)->exists("device");
@@ -161,18 +162,18 @@ Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable&
     nic.numRxQueues = li.numRxQueues;
     nic.numTxQueues = li.numTxQueues;
     nic.stats = li.stats;
-    // Speed is a physical port's (a veth's or tap's is a made-up figure, when it is shown at all).
-    if (auto sp = hasDevice ? (*dev)->read("speed") : Result<std::string>(std::string())) {
-        std::int64_t v = 0;
-        if (parseSigned(trimmed(*sp), v) && v > 0) nic.speedMbps = v;
-    }
     if (auto r = readQueues(**dev, nic); !r) return failWith(r.error());
-    if (auto numa = hasDevice ? (*dev)->read("device/numa_node") : Result<std::string>(std::string())) {
-        std::int64_t v = -1;
-        if (!numa->empty() && !parseSigned(trimmed(*numa), v))
-            return fail(EINVAL, "parse", (*dev)->full("device/numa_node"),
-                        "'" + trimmed(*numa) + "' is not a node number");
-        nic.numaNode = static_cast<int>(v);
+    if (hasDevice) {
+        if (auto sp = (*dev)->read("speed")) {
+            std::int64_t v = 0;
+            if (parseSigned(trimmed(*sp), v) && v > 0) nic.speedMbps = v;
+        }
+        if (auto numa = (*dev)->read("device/numa_node")) {
+            std::int64_t v = -1;
+            if (!parseSigned(trimmed(*numa), v))
+                return fail(EINVAL, "parse", (*dev)->full("device/numa_node"), "'" + trimmed(*numa) + "' is not a node number");
+            nic.numaNode = static_cast<int>(v);
+        }
     }
     if (auto r = readIrqs(fs, **dev, table, nic, hasDevice); !r) return failWith(r.error());
     if (dumped) {
@@ -196,7 +197,7 @@ Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable&
 
 }  // namespace
 
-Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only) {
+Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only, bool skipMissing) {
     // Named devices are asked for one by one: on a host with thousands of devices, an event about
     // one of them costs the same as on a host with two (no dump).
     Result<std::vector<LinkInfo>> links = std::vector<LinkInfo>();
@@ -207,7 +208,10 @@ Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const s
     for (const auto& want : only) {
         auto l = nl.link(want);
         if (!l) return failWith(l.error());
-        if (!*l) return fail(ENODEV, "interface", want, "no such device in this network namespace");
+        if (!*l) {
+            if (skipMissing) continue;
+            return fail(ENODEV, "interface", want, "no such device in this network namespace");
+        }
         links->push_back(std::move(**l));
     }
     auto byIndex = [](const LinkInfo& a, const LinkInfo& b) { return a.ifindex < b.ifindex; };
@@ -251,12 +255,12 @@ Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const s
     return out;
 }
 
-Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only) {
+Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only, bool skipMissing) {
     HostSnapshot s;
     auto topo = readTopology(fs);
     if (!topo) return failWith(topo.error().withContext("host"));
     s.host = std::move(*topo);
-    auto nics = readNics(fs, nl, only);
+    auto nics = readNics(fs, nl, only, skipMissing);
     if (!nics) return failWith(nics.error());
     s.nics = std::move(*nics);
     return s;

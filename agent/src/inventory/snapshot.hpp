@@ -20,9 +20,12 @@ Result<CpuQuota> cgroupQuota(const FileTree& fs, const Topology& t, const std::s
 // Reads sysctls a profile names beyond the managed set into t.sysctls (absent ones marked so).
 Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::string>& keys);
 
-// only: interface names to include (validated); empty = all. A name that is not there is an error.
-Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only);
+// only: interface names to include (validated); empty = all. A name that is not there is an
+// error, or with skipMissing left out (the daemon waits for devices to appear).
+Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
+                                  bool skipMissing = false);
 
-Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only);
+Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
+                                  bool skipMissing = false);
 
 }  // namespace rxtune

@@ -86,7 +86,6 @@ Result<std::optional<Journal>> JournalStore::load() const {
 }
 
 Result<void> JournalStore::save(const Journal& jr) const {
-    if (auto r = mkdirs(dir_); !r) return r;
     json j;
     j["version"] = 1;
     j["state"] = jr.state;

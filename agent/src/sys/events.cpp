@@ -2,9 +2,7 @@
 
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <array>
@@ -12,46 +10,6 @@
 #include <string_view>
 
 namespace rxtune {
-
-Result<UniqueFd> openSignalFd(std::initializer_list<int> signals) {
-    sigset_t set;
-    sigemptyset(&set);
-    for (int s : signals) sigaddset(&set, s);
-    if (sigprocmask(SIG_BLOCK, &set, nullptr) != 0) return fail(errno, "sigprocmask", "");
-    int fd = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-    if (fd < 0) return fail(errno, "signalfd", "");
-    return UniqueFd(fd);
-}
-
-Result<int> readSignal(const UniqueFd& fd) {
-    signalfd_siginfo si{};
-    ssize_t n = ::read(fd.get(), &si, sizeof si);
-    if (n < 0) return errno == EAGAIN ? Result<int>(0) : fail(errno, "read", "signalfd");
-    return static_cast<int>(si.ssi_signo);
-}
-
-Result<UniqueFd> openTimerFd(std::chrono::milliseconds period) {
-    int fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    if (fd < 0) return fail(errno, "timerfd_create", "");
-    UniqueFd out(fd);
-    if (auto r = setTimer(out, period); !r) return failWith(r.error());
-    return out;
-}
-
-Result<void> setTimer(const UniqueFd& fd, std::chrono::milliseconds period) {
-    itimerspec its{};
-    its.it_interval.tv_sec = static_cast<time_t>(period.count() / 1000);
-    its.it_interval.tv_nsec = static_cast<long>((period.count() % 1000) * 1000000);
-    its.it_value = its.it_interval;
-    if (::timerfd_settime(fd.get(), 0, &its, nullptr) != 0) return fail(errno, "timerfd_settime", "");
-    return {};
-}
-
-std::uint64_t readTimer(const UniqueFd& fd) {
-    std::uint64_t n = 0;
-    if (::read(fd.get(), &n, sizeof n) != static_cast<ssize_t>(sizeof n)) return 0;
-    return n;
-}
 
 namespace {
 

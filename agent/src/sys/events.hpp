@@ -1,9 +1,6 @@
-// Event sources for the daemon's epoll loop: signalfd, timerfd, uevents (links: sys/link_watch).
+// The kernel's uevents, for the daemon's loop (links: sys/link_watch; signals and timers: sd-event).
 #pragma once
 
-#include <signal.h>
-
-#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,15 +9,6 @@
 #include "sys/unique_fd.hpp"
 
 namespace rxtune {
-
-// Blocks the given signals for the process and delivers them through a file descriptor.
-Result<UniqueFd> openSignalFd(std::initializer_list<int> signals);
-Result<int> readSignal(const UniqueFd& fd);  // signal number, or 0 if none pending
-
-// A periodic CLOCK_MONOTONIC timer; readTimer returns how many periods expired.
-Result<UniqueFd> openTimerFd(std::chrono::milliseconds period);
-Result<void> setTimer(const UniqueFd& fd, std::chrono::milliseconds period);
-std::uint64_t readTimer(const UniqueFd& fd);
 
 struct Uevent {
     std::string action, devpath, subsystem;

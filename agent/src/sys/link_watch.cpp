@@ -74,6 +74,4 @@ std::optional<LinkInfo> LinkWatch::find(const std::string& name) const {
     return li;
 }
 
-std::size_t LinkWatch::size() const { return static_cast<std::size_t>(nl_cache_nitems(cache_)); }
-
 }  // namespace rxtune

@@ -36,7 +36,6 @@ public:
     std::vector<LinkChange> read();
     // The cached link (its counters are as of its last event, not now).
     std::optional<LinkInfo> find(const std::string& name) const;
-    std::size_t size() const;
 
 private:
     LinkWatch() = default;

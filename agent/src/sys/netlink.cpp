@@ -68,6 +68,22 @@ struct GenlReply {
     int err = 0;
 };
 
+// An ETHTOOL_MSG_CHANNELS_GET reply's counts (one device's, asked for or from a dump).
+Channels channelsOf(nlattr** tb) {
+    auto u32 = [&](int attr) -> std::uint32_t { return tb[attr] ? nla_get_u32(tb[attr]) : 0; };
+    Channels ch;
+    ch.source = "ethtool-netlink";
+    ch.rx = u32(ETHTOOL_A_CHANNELS_RX_COUNT);
+    ch.tx = u32(ETHTOOL_A_CHANNELS_TX_COUNT);
+    ch.other = u32(ETHTOOL_A_CHANNELS_OTHER_COUNT);
+    ch.combined = u32(ETHTOOL_A_CHANNELS_COMBINED_COUNT);
+    ch.maxRx = u32(ETHTOOL_A_CHANNELS_RX_MAX);
+    ch.maxTx = u32(ETHTOOL_A_CHANNELS_TX_MAX);
+    ch.maxOther = u32(ETHTOOL_A_CHANNELS_OTHER_MAX);
+    ch.maxCombined = u32(ETHTOOL_A_CHANNELS_COMBINED_MAX);
+    return ch;
+}
+
 int onValid(nl_msg* msg, void* arg) {
     auto* r = static_cast<GenlReply*>(arg);
     nlattr* tb[ETHTOOL_A_CHANNELS_MAX + 1] = {};
@@ -75,15 +91,7 @@ int onValid(nl_msg* msg, void* arg) {
         r->err = EBADMSG;
         return NL_STOP;
     }
-    auto u32 = [&](int attr) -> std::uint32_t { return tb[attr] ? nla_get_u32(tb[attr]) : 0; };
-    r->ch.rx = u32(ETHTOOL_A_CHANNELS_RX_COUNT);
-    r->ch.tx = u32(ETHTOOL_A_CHANNELS_TX_COUNT);
-    r->ch.other = u32(ETHTOOL_A_CHANNELS_OTHER_COUNT);
-    r->ch.combined = u32(ETHTOOL_A_CHANNELS_COMBINED_COUNT);
-    r->ch.maxRx = u32(ETHTOOL_A_CHANNELS_RX_MAX);
-    r->ch.maxTx = u32(ETHTOOL_A_CHANNELS_TX_MAX);
-    r->ch.maxOther = u32(ETHTOOL_A_CHANNELS_OTHER_MAX);
-    r->ch.maxCombined = u32(ETHTOOL_A_CHANNELS_COMBINED_MAX);
+    r->ch = channelsOf(tb);
     r->got = true;
     return NL_OK;
 }
@@ -215,18 +223,8 @@ int onDumpValid(nl_msg* msg, void* arg) {
         d->err = EBADMSG;
         return NL_STOP;
     }
-    auto u32 = [&](int attr) -> std::uint32_t { return tb[attr] ? nla_get_u32(tb[attr]) : 0; };
-    Channels ch;
+    Channels ch = channelsOf(tb);
     ch.supported = true;
-    ch.source = "ethtool-netlink";
-    ch.rx = u32(ETHTOOL_A_CHANNELS_RX_COUNT);
-    ch.tx = u32(ETHTOOL_A_CHANNELS_TX_COUNT);
-    ch.other = u32(ETHTOOL_A_CHANNELS_OTHER_COUNT);
-    ch.combined = u32(ETHTOOL_A_CHANNELS_COMBINED_COUNT);
-    ch.maxRx = u32(ETHTOOL_A_CHANNELS_RX_MAX);
-    ch.maxTx = u32(ETHTOOL_A_CHANNELS_TX_MAX);
-    ch.maxOther = u32(ETHTOOL_A_CHANNELS_OTHER_MAX);
-    ch.maxCombined = u32(ETHTOOL_A_CHANNELS_COMBINED_MAX);
     d->out[nla_get_string(hdr[ETHTOOL_A_HEADER_DEV_NAME])] = ch;
     return NL_OK;
 }
