@@ -3,9 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <map>
+#include <mutex>
 #include <set>
 
+#include "core/parallel.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 
@@ -74,6 +78,8 @@ bool Knobs::exists(const std::string& path, ValueKind kind) const {
 std::string Knobs::full(const std::string& path, ValueKind kind) const {
     return kind == ValueKind::kXdp ? "xdp on " + paths::deviceOf(path) : fs_.full(path);
 }
+
+Result<std::unique_ptr<FileTree>> Knobs::netDir() const { return fs_.subtree(paths::netClass()); }
 
 Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now,
                               const std::set<std::string>* devices) {
@@ -206,18 +212,62 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     if (durableFirst)
         if (auto r = saveDurable("applying"); !r) return failWith(r.error());
 
-    for (size_t i = 0; i < pending.size(); ++i) {
-        const Setting& s = *pending[i];
-        auto r = writeChecked(fs, s.id, s.path, s.kind, s.desired, plan.rpsDropped);
-        if (r) {
-            report.written.push_back(s);
-            continue;
+    // The writes, a device's together: its directory is opened once and its knobs written relative
+    // to it (a walk from the root through the /sys/class/net symlink per write cost more than all
+    // the snapshot's reads). On a host with hundreds of devices they are spread over a few threads:
+    // each write is one file's, and the kernel's work behind it (an RPS flow table allocated and
+    // cleared) is per queue. XDP steering is installed from this thread alone. The first write that
+    // fails stops the others after their current one.
+    std::vector<std::vector<size_t>> byDevice;  // indices into pending; "" (host-wide, XDP) first
+    {
+        std::map<std::string, size_t> group{{"", 0}};
+        byDevice.emplace_back();
+        for (size_t i = 0; i < pending.size(); ++i) {
+            const std::string dev = pending[i]->kind == ValueKind::kXdp ? "" : paths::deviceOf(pending[i]->path);
+            auto [it, fresh] = group.emplace(dev, byDevice.size());
+            if (fresh) byDevice.emplace_back();
+            byDevice[it->second].push_back(i);
         }
+    }
+    const bool xdp = std::any_of(pending.begin(), pending.end(), [](const Setting* s) { return s->kind == ValueKind::kXdp; });
+    std::vector<char> done(pending.size(), 0);
+    std::optional<std::pair<size_t, Error>> failed;
+    std::atomic<bool> stop{false};
+    std::mutex failMutex;
+    auto netDir = fs.netDir();  // sys/class/net, opened once: each device is looked up from there
+    forEachOn(xdp ? 1 : threadsFor(byDevice.size()), byDevice.size(), [&](size_t g) {
+        if (byDevice[g].empty()) return;
+        // Where the directory cannot be opened (the device just vanished), each write goes by its
+        // own path and fails there, naming it.
+        const std::string dev = g == 0 ? "" : paths::deviceOf(pending[byDevice[g].front()]->path);
+        std::unique_ptr<FileTree> dir;
+        if (!dev.empty() && netDir)
+            if (auto d = (*netDir)->subtree(dev)) dir = std::move(*d);
+        const std::string prefix = paths::netDev(dev) + "/";
+        const Knobs local = dir ? Knobs(*dir, nullptr) : fs;
+        for (size_t i : byDevice[g]) {
+            if (stop.load(std::memory_order_relaxed)) return;
+            const Setting& s = *pending[i];
+            const bool relative = dir && s.path.starts_with(prefix);
+            const std::string path = relative ? s.path.substr(prefix.size()) : s.path;
+            if (auto r = writeChecked(relative ? local : fs, s.id, path, s.kind, s.desired, plan.rpsDropped); !r) {
+                std::lock_guard lock(failMutex);
+                if (!failed || i < failed->first) failed.emplace(i, r.error());
+                stop = true;
+                return;
+            }
+            done[i] = 1;
+        }
+    });
+    if (!failed) {
+        for (const Setting* s : pending) report.written.push_back(*s);
+    } else {
         // All or nothing: put back what this apply changed, newest first.
-        Error err = r.error();
-        for (size_t k = i; k-- > 0;) {
-            const Setting& done = *pending[k];
-            if (auto u = writeChecked(fs, done.id, done.path, done.kind, rawBefore[k], plan.rpsDropped); !u)
+        Error err = std::move(failed->second);
+        for (size_t k = pending.size(); k-- > 0;) {
+            if (!done[k]) continue;
+            const Setting& d = *pending[k];
+            if (auto u = writeChecked(fs, d.id, d.path, d.kind, rawBefore[k], plan.rpsDropped); !u)
                 err.context.insert(err.context.begin(), "rollback also failed: " + u.error().message());
         }
         if (durableFirst) {

@@ -1,6 +1,8 @@
 // Applier (read -> journal -> write -> read back, all or nothing), Verifier (drift), Reverter.
 #pragma once
 
+#include <memory>
+
 #include <set>
 #include <string>
 #include <vector>
@@ -21,6 +23,9 @@ public:
     bool exists(const std::string& path, ValueKind kind) const;
     bool writable(const std::string& path, ValueKind kind) const;
     std::string full(const std::string& path, ValueKind kind) const;
+    // sys/class/net opened once, a tree of its own: the devices' directories are opened from
+    // there for a run of writes to their knobs.
+    Result<std::unique_ptr<FileTree>> netDir() const;
 
 private:
     FileTree& fs_;

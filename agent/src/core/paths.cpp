@@ -35,7 +35,8 @@ Result<std::string> validateSysctlKey(std::string_view key) {
 
 namespace paths {
 
-std::string netDev(const std::string& ifname) { return "sys/class/net/" + ifname; }
+std::string netClass() { return "sys/class/net"; }
+std::string netDev(const std::string& ifname) { return netClass() + "/" + ifname; }
 
 std::string netDevFile(const std::string& ifname, std::string_view file) {
     return netDev(ifname) + "/" + std::string(file);

@@ -18,6 +18,7 @@ namespace paths {
 
 enum class QueueDir { kRx, kTx };
 
+std::string netClass();                                                       // sys/class/net
 std::string netDev(const std::string& ifname);                                // sys/class/net/<if>
 std::string netDevFile(const std::string& ifname, std::string_view file);    // sys/class/net/<if>/<file>
 std::string queuesDir(const std::string& ifname);                             // sys/class/net/<if>/queues

@@ -6,8 +6,8 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <thread>
 
+#include "core/parallel.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "inventory/snapshot.hpp"
@@ -17,8 +17,7 @@ namespace rxtune {
 namespace {
 
 constexpr unsigned kIffTap = 0x0002;  // IFF_TAP in tun_flags
-constexpr size_t kParallelFrom = 64;  // devices: below this one thread reads them all
-constexpr size_t kMaxThreads = 8;
+constexpr const char* kOneTxQueue = "one TX queue: not used";
 
 // dev: the device's own directory (sys/class/net/<name>) as a tree.
 std::string kindOf(const FileTree& dev, const LinkInfo& li, bool hasDevice) {
@@ -40,6 +39,7 @@ std::string kindOf(const FileTree& dev, const LinkInfo& li, bool hasDevice) {
 Result<void> readQueues(const FileTree& dev, Nic& nic) {
     auto entries = dev.list("queues");
     if (!entries) return failWith(entries.error());
+    const auto txQueues = std::count_if(entries->begin(), entries->end(), [](const std::string& e) { return e.starts_with("tx-"); });
     for (const auto& e : *entries) {
         unsigned idx = 0;
         if (e.starts_with("rx-") && parseUnsigned(std::string_view(e).substr(3), idx)) {
@@ -67,7 +67,11 @@ Result<void> readQueues(const FileTree& dev, Nic& nic) {
             TxQueue q;
             q.index = idx;
             const auto xpsPath = paths::queueRel(paths::QueueDir::kTx, idx, "xps_cpus");
-            if (auto text = dev.read(xpsPath)) {
+            if (txQueues == 1) {
+                // The kernel hides xps_cpus there (the read fails) and picks the one queue without
+                // looking at XPS (netdev_core_pick_tx): on a node of veths, one open per device saved.
+                q.xpsError = kOneTxQueue;
+            } else if (auto text = dev.read(xpsPath)) {
                 auto set = CpuSet::parseMask(*text);
                 if (!set) return fail(EINVAL, "parse", dev.full(xpsPath), set.error().detail);
                 q.xpsCpus = *set;
@@ -144,8 +148,9 @@ Result<void> readIrqs(const FileTree& fs, const FileTree& dev, const InterruptTa
     return {};
 }
 
-// dumped: every device's channels from one ethtool dump, or null to ask per device.
-Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable& table, const LinkInfo& li,
+// net: sys/class/net as a tree (fs, the root, serves proc/irq); dumped: every device's channels
+// from one ethtool dump, or null to ask per device.
+Result<Nic> readNic(const FileTree& fs, const FileTree& net, NetlinkSource& nl, const InterruptTable& table, const LinkInfo& li,
                     const std::map<std::string, Channels>* dumped) {
     Nic nic;
     nic.name = li.name;
@@ -153,7 +158,7 @@ Result<Nic> readNic(const FileTree& fs, NetlinkSource& nl, const InterruptTable&
     // A device with no parent (veth, tun, bridge: most of a node's thousands) has no IRQs, NUMA
     // node, PCI function or real speed to read: one stat says so, instead of a handful of failing
     // opens.
-    auto dev = fs.subtree(paths::netDev(li.name));
+    auto dev = net.subtree(li.name);
     if (!dev) return failWith(dev.error());
     const bool hasDevice = (*dev)->exists("device");
     nic.kind = kindOf(**dev, li, hasDevice);
@@ -235,16 +240,14 @@ Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const s
     // With the channels dumped, what is left per device is sysfs reads and one ioctl, all safe to
     // run side by side; the kernel's sysfs lookups are the cost, so a host with hundreds of devices
     // spreads them over a few threads.
+    // Each device's directory is looked up from sys/class/net, opened once, not from the root.
     const size_t n = links->size();
     std::vector<Result<Nic>> got(n);
-    auto work = [&](size_t from, size_t step) {
-        for (size_t i = from; i < n; i += step) got[i] = readNic(fs, nl, *table, (*links)[i], dumped ? &*dumped : nullptr);
-    };
-    const size_t threads = dumped && n >= kParallelFrom ? std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxThreads) : 1;
-    {
-        std::vector<std::jthread> pool;
-        for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t, threads);
-        work(0, threads);
+    if (n > 0) {
+        auto net = fs.subtree(paths::netClass());
+        if (!net) return failWith(net.error());
+        forEachOn(dumped ? threadsFor(n) : 1, n,
+                  [&](size_t i) { got[i] = readNic(fs, **net, nl, *table, (*links)[i], dumped ? &*dumped : nullptr); });
     }
     std::vector<Nic> out;
     out.reserve(n);

@@ -76,13 +76,14 @@ bool isSysfs(const std::string& rel) { return rel.starts_with("sys/") && !rel.st
 // A directory held open (O_PATH); every access is relative to it.
 class DirTree final : public FileTree {
 public:
-    DirTree(std::string root, UniqueFd dir, bool sysfs) : FileTree(std::move(root)), dir_(std::move(dir)), sysfs_(sysfs) {}
+    DirTree(std::string root, UniqueFd dir, bool sysfs, bool fixture)
+        : FileTree(std::move(root)), dir_(std::move(dir)), sysfs_(sysfs), fixture_(fixture) {}
 
     Result<std::string> read(const std::string& rel) const override {
         return readOpen(::openat(dir_.get(), rel.c_str(), O_RDONLY | O_CLOEXEC), full(rel), sysfs_);
     }
-    Result<void> write(const std::string& rel, const std::string&) override {
-        return fail(EROFS, "write", full(rel), "a subtree is for reading");
+    Result<void> write(const std::string& rel, const std::string& value) override {
+        return writeOpen(::openat(dir_.get(), rel.c_str(), O_WRONLY | O_CLOEXEC), full(rel), value, fixture_);
     }
     Result<std::vector<std::string>> list(const std::string& rel) const override {
         int fd = ::openat(dir_.get(), rel.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -103,12 +104,13 @@ public:
     Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override {
         int fd = ::openat(dir_.get(), rel.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0) return fail(errno, "open", full(rel));
-        return std::unique_ptr<FileTree>(new DirTree(full(rel), UniqueFd(fd), sysfs_));
+        return std::unique_ptr<FileTree>(new DirTree(full(rel), UniqueFd(fd), sysfs_, fixture_));
     }
 
 private:
     UniqueFd dir_;
     bool sysfs_;
+    bool fixture_;
 };
 
 }  // namespace
@@ -122,15 +124,19 @@ Result<std::unique_ptr<FileTree>> FileTree::subtree(const std::string& rel) cons
     const std::string path = full(rel);
     int fd = ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return fail(errno, "open", path);
-    return std::unique_ptr<FileTree>(new DirTree(path, UniqueFd(fd), isSysfs(rel)));
+    return std::unique_ptr<FileTree>(new DirTree(path, UniqueFd(fd), isSysfs(rel), root_ != "/"));
 }
 
 Result<void> FileTree::write(const std::string& rel, const std::string& value) {
     const std::string path = full(rel);
     // No O_CREAT and no O_TRUNC: sysfs/procfs knobs exist or the write is wrong.
-    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
+    return writeOpen(::open(path.c_str(), O_WRONLY | O_CLOEXEC), path, value, root_ != "/");
+}
+
+Result<void> FileTree::writeOpen(int rawFd, const std::string& path, const std::string& value, bool fixture) {
+    UniqueFd fd(rawFd);
     if (fd.get() < 0) return fail(errno, "write", path);
-    if (root_ != "/") {
+    if (fixture) {
         // A fixture file behaves like a knob: its new content replaces the old one.
         if (::ftruncate(fd.get(), 0) != 0) return fail(errno, "write", path);
     }

@@ -32,12 +32,14 @@ public:
     // The directory `rel` opened once, as a tree of its own (a device's sysfs directory, read a
     // dozen times in a row): each access then walks from there, not from the root through the
     // /sys/class/net symlink. Meant for a short run of reads: it keeps following the directory it
-    // opened, even if the name comes to mean another one.
+    // opened, even if the name comes to mean another one. Writes through it go to that directory too.
     virtual Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const;
 
 protected:
     // What read() does with an open descriptor; `path` names it in errors.
     static Result<std::string> readOpen(int fd, const std::string& path, bool sysfs);
+    // What write() does with a descriptor opened for writing; a fixture file is truncated first.
+    static Result<void> writeOpen(int fd, const std::string& path, const std::string& value, bool fixture);
 
 private:
     std::string root_;

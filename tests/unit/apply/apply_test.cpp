@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 #include "apply/apply.hpp"
 #include "inventory/snapshot.hpp"
 #include "core/paths.hpp"
+#include "core/text.hpp"
 #include "planner/planner.hpp"
 
 using namespace rxtune;
@@ -29,6 +31,8 @@ public:
         if (++writes_ == failAt_) return fail(ENODEV, "write", full(rel));
         return FileTree::write(rel, value);
     }
+    // Every write passes through here: apply gets no device directory to write through instead.
+    Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override { return fail(ENOTSUP, "subtree", full(rel)); }
     int writes() const { return writes_; }
 
 private:
@@ -78,6 +82,36 @@ TEST_CASE("apply writes what differs, a second apply writes nothing", "[apply]")
     REQUIRE(r2);
     CHECK(r2->written.empty());
     CHECK(fs.writes() == 29);  // nothing written the second time
+}
+
+TEST_CASE("a device's knobs are written through its directory; a failure there rolls back and names the path", "[apply]") {
+    namespace fsys = std::filesystem;
+    Rig rig;
+    FileTree fs(rig.tree.path().string());
+    JournalStore store(rig.stateDir);
+    auto p = rig.makePlan();
+    // The plan's last device knob cannot be written (a directory where the file was).
+    auto last = std::find_if(p.settings.rbegin(), p.settings.rend(),
+                             [](const Setting& s) { return s.pending() && s.path.starts_with("sys/class/net/"); });
+    REQUIRE(last != p.settings.rend());
+    const auto victim = rig.tree.path() / last->path;
+    fsys::remove(victim);
+    fsys::create_directory(victim);
+    const auto before = test::contents(rig.tree.path());
+    auto r = applyPlan(p, knobsOf(fs), store, "t");
+    REQUIRE_FALSE(r);
+    INFO(r.error().message());
+    CHECK(r.error().message().find(victim.string()) != std::string::npos);  // the full path, as from the root
+    CHECK(r.error().message().find(last->id) != std::string::npos);
+    CHECK(test::contents(rig.tree.path()) == before);
+    CHECK_FALSE(store.load().value().has_value());
+    // Put back, the same plan applies through the device's directory.
+    fsys::remove(victim);
+    rig.tree.put(last->path, last->raw.empty() ? last->current + "\n" : last->raw);
+    auto ok = applyPlan(p, knobsOf(fs), store, "t");
+    REQUIRE(ok);
+    CHECK(ok->written.size() == p.pendingCount());
+    CHECK(trimmed(fs.read(last->path).value()) == last->desired);
 }
 
 TEST_CASE("revert gives back a byte-identical tree, even after two profiles", "[apply]") {
@@ -281,6 +315,8 @@ public:
             if (rel.ends_with(std::string("/") + k)) ++reads_[k];
         return FileTree::read(rel);
     }
+    // Every read-back passes through here, not through a device directory opened aside.
+    Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override { return fail(ENOTSUP, "subtree", full(rel)); }
     int reads(const std::string& k) const { return reads_.count(k) ? reads_.at(k) : 0; }
 
 private:

@@ -158,7 +158,6 @@ TEST_CASE("garbage in sysfs or procfs names the device and the path", "[inventor
     const Case cases[] = {
         {"sys/class/net/eth0/queues/rx-0/rps_cpus", "zz,top\n", "eth0/queues/rx-0/rps_cpus"},
         {"sys/class/net/eth0/queues/rx-0/rps_flow_cnt", "many\n", "rx-0/rps_flow_cnt"},
-        {"sys/class/net/eth0/queues/tx-0/xps_cpus", "g\n", "tx-0/xps_cpus"},
         {"proc/irq/38/smp_affinity_list", "0-\n", "proc/irq/38/smp_affinity_list"},
         {"proc/interrupts", "garbage\n", "proc/interrupts"},
         {"sys/devices/system/cpu/online", "all of them\n", "sys/devices/system/cpu/online"},
@@ -177,6 +176,27 @@ TEST_CASE("garbage in sysfs or procfs names the device and the path", "[inventor
         CHECK(msg.find(c.mustMention) != std::string::npos);
         if (std::string(c.file).starts_with("sys/class/net/eth0") || std::string(c.file).starts_with("proc/irq"))
             CHECK(msg.find("interface eth0") != std::string::npos);
+    }
+}
+
+TEST_CASE("XPS is read where there is more than one TX queue to choose from", "[inventory]") {
+    SECTION("garbage in a multi-queue device's xps_cpus names the device and the path") {
+        test::TempTree tmp("numa2-multi-queue");
+        tmp.put("sys/class/net/ens1f0/queues/tx-3/xps_cpus", "g\n");
+        auto s = snapshotOf(tmp.path());
+        REQUIRE_FALSE(s);
+        CHECK(s.error().message().find("ens1f0/queues/tx-3/xps_cpus") != std::string::npos);
+        CHECK(s.error().message().find("interface ens1f0") != std::string::npos);
+    }
+    SECTION("one TX queue: the kernel never consults XPS there, so it is not read") {
+        test::TempTree tmp("vm-no-cpufreq");
+        tmp.put("sys/class/net/eth0/queues/tx-0/xps_cpus", "g\n");
+        auto s = snapshotOf(tmp.path());
+        REQUIRE(s);
+        const auto& eth = nicNamed(*s, "eth0");
+        REQUIRE(eth.tx.size() == 1);
+        CHECK_FALSE(eth.tx[0].xpsCpus.has_value());
+        CHECK(eth.tx[0].xpsError == "one TX queue: not used");
     }
 }
 
