@@ -1,25 +1,55 @@
 #!/usr/bin/env bash
-# rxtune-dp benchmarks, each beside its peer in the same run, with --no-huge on this machine:
+# rxtune-dp benchmarks, each beside its peer in the same run, in interleaved rounds (the VM is
+# noisy: medians over the rounds, with min-max):
 #  1. The RX core's distribution rate (Mpps): flows replayed from memory by net_pcap (infinite_rx)
-#     into net_null ports. rxtune-dp parses, hashes (symmetric softrss) and enqueues per worker;
-#     dpdk-testpmd io-forwards the same vdevs (no parsing): the ratio is the figure. net_null
-#     alone cannot be the source: its frames carry no IP header, so every one would be non-IP
-#     and go to worker 0.
+#     into net_null ports. rxtune-dp parses, hashes (symmetric Toeplitz) and enqueues per worker;
+#     dpdk-testpmd io-forwards the same vdevs (no parsing): the ratio is the figure. Beside it:
+#     the RX core's cycles per packet (its busy cycles over what it received) and the worker's busy
+#     share, so that it shows which side is the limit. net_null alone cannot be the source: its
+#     frames carry no IP header, so every one would be non-IP and go to worker 0.
 #  2. Replies to the NIC's one TX queue: tx_mode ring (MP ring drained by the RX core) vs lock
-#     (workers transmit under a spinlock), the worker reading an endless net_null source.
+#     (workers transmit under a spinlock), with 1 worker (CPU 1) and 2 workers (CPUs 0 and 1, the
+#     first beside the RX core), the workers reading endless net_null sources.
+# MEM=huge runs everything on 2 MB hugepages (reserved for the run, released after) instead of
+# --no-huge. BASELINE_DP=path/to/an/older/rxtune-dp adds its rows to part 1, in the same rounds.
 # End to end (HTTP through rxtune-dp vs the kernel untuned and with RPS) is bench/lab.py, scenario dp.
-# Usage: bench/datapath_bench.sh [SECONDS]   (root; `make bench-deps` installs dpdk-testpmd)
+# Usage: bench/datapath_bench.sh [SECONDS] [ROUNDS]   (root; `make bench-deps` installs dpdk-testpmd)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-T=${1:-10}
+T=${1:-6}
+ROUNDS=${2:-3}
 DP=${RXTUNE_DP:-build/datapath/rxtune-dp}
 WORK=$(mktemp -d)
 pids=()
-cleanup() { for p in "${pids[@]+"${pids[@]}"}"; do kill -INT "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$WORK"; }
+HP=/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
+hpBefore=""
+hpMounted=""
+cleanup() {
+  for p in "${pids[@]+"${pids[@]}"}"; do kill -INT "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$WORK"
+  if [ -n "$hpMounted" ]; then umount "$hpMounted" 2>/dev/null || true; rmdir "$hpMounted" 2>/dev/null || true; fi
+  if [ -n "$hpBefore" ]; then
+    echo "$hpBefore" > "$HP"
+    [ "$(cat "$HP")" = "$hpBefore" ] || echo "warning: could not give back the hugepages (nr_hugepages $(cat "$HP"), was $hpBefore)" >&2
+  fi
+}
 trap cleanup EXIT INT TERM
 command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd not found: make bench-deps (Debian package dpdk-dev)"; exit 1; }
 [ "$(nproc)" -ge 2 ] || { echo "needs 2 CPUs"; exit 1; }
-EAL=(--no-huge -m 1024 --log-level=lib.eal:error)
+if [ "${MEM:-}" = huge ]; then
+  # 2 GB of 2 MB pages for the run, on a hugetlbfs of its own; both given back on exit.
+  hpBefore=$(cat "$HP")
+  echo $((hpBefore + 1024)) > "$HP"
+  [ "$(cat "$HP")" -ge $((hpBefore + 512)) ] || { echo "could not reserve hugepages (got $(cat "$HP"))"; exit 1; }
+  hpMounted=$(mktemp -d /dev/shm/rxdp-huge.XXXXXX 2>/dev/null || mktemp -d)
+  mount -t hugetlbfs -o pagesize=2M none "$hpMounted"
+  EAL=(-m 1024 --huge-dir "$hpMounted" --log-level=lib.eal:error)
+  memdesc="2 MB hugepages"
+else
+  EAL=(--no-huge -m 1024 --log-level=lib.eal:error)
+  memdesc="--no-huge"
+fi
 
 # 4096 UDP flows, 64-byte frames (10.0.x.y:port -> 10.1.0.1:53).
 python3 - "$WORK/flows.pcap" <<'PY'
@@ -52,44 +82,80 @@ print(" ".join(str(sum(d[k]) if isinstance(d[k], list) else d[k]) for k in sys.a
 PY
 }
 
-# rate NAME FIELD ARGS...: runs rxtune-dp for T s, prints FIELD's rate between t=2 and t=T-1 (Mpps).
-dp_rate() {
-  local name=$1 field=$2; shift 2
+# dp_run NAME FIELD ARGS...: runs rxtune-dp for T s; prints "Mpps cycles_per_packet worker_busy%"
+# between t=2 and t=T-1 (FIELD's rate; the RX core's busy cycles per received packet; the first
+# worker's busy share).
+dp_run() {
+  local name=$1 field=$2 bin=$3; shift 3
   local prefix="dpb-$$-$name" sock
   sock=/var/run/dpdk/$prefix/dpdk_telemetry.v2
-  "$DP" --rx-cpu 0 --worker-cpus 1 "$@" -- "${EAL[@]}" --file-prefix="$prefix" > "$WORK/$name.out" 2> "$WORK/$name.err" &
+  "$bin" --rx-cpu 0 "$@" -- "${EAL[@]}" --file-prefix="$prefix" > "$WORK/$name.out" 2> "$WORK/$name.err" &
   local pid=$!; pids+=("$pid")
   for _ in $(seq 100); do [ -S "$sock" ] && grep -q "running:" "$WORK/$name.err" && break; sleep 0.1; done
   sleep 2
-  local a b t0 t1 da db
-  read -r a da t0 < <(stats "$sock" "$field" worker_to_tap_packets uptime_cycles)
+  local a b t0 t1 ra rb ca cb wa wb
+  read -r a ra ca wa t0 < <(stats "$sock" "$field" rx_packets rx_busy_cycles worker_busy_cycles uptime_cycles)
   sleep $((T - 3))
-  read -r b db t1 < <(stats "$sock" "$field" worker_to_tap_packets uptime_cycles)
+  read -r b rb cb wb t1 < <(stats "$sock" "$field" rx_packets rx_busy_cycles worker_busy_cycles uptime_cycles)
   local hz; hz=$(stats "$sock" tsc_hz)
-  local extra; extra=$(stats "$sock" worker_ring_full worker_to_nic_dropped)
-  kill -INT "$pid"; wait "$pid" || { echo "rxtune-dp $name did not stop cleanly"; cat "$WORK/$name.err"; }
-  awk -v a="$a" -v b="$b" -v da="$da" -v db="$db" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v n="$name" -v x="$extra" \
-    'BEGIN {s = (t1 - t0) / hz; printf "%-34s %8.2f Mpps   (to workers\x27 TAP port %.2f Mpps; drops ring_full/tx: %s)\n", n, (b - a) / s / 1e6, (db - da) / s / 1e6, x}'
+  local nw; nw=$(stats "$sock" workers)
+  kill -INT "$pid"; wait "$pid" || { echo "rxtune-dp $name did not stop cleanly" >&2; cat "$WORK/$name.err" >&2; }
+  awk -v a="$a" -v b="$b" -v ra="$ra" -v rb="$rb" -v ca="$ca" -v cb="$cb" -v wa="$wa" -v wb="$wb" -v t0="$t0" -v t1="$t1" -v hz="$hz" -v nw="$nw" \
+    'BEGIN {s = (t1 - t0) / hz; cpp = (rb > ra) ? (cb - ca) / (rb - ra) : 0
+            printf "%.2f %.0f %.0f\n", (b - a) / s / 1e6, cpp, 100 * (wb - wa) / nw / (t1 - t0)}'
 }
 
-testpmd_rate() {
-  local name=$1 mode=$2
+testpmd_run() {
+  local mode=$1
   timeout -s INT "$T" dpdk-testpmd -l 0,1 "${EAL[@]}" --file-prefix="tpmd-$$" --vdev "$PCAP" --vdev net_null0,no-rx=1 -- \
     --forward-mode="$mode" --auto-start --stats-period 1 --nb-cores=1 > "$WORK/testpmd.out" 2>&1 || true
   # Rx-pps of port 0 in the last complete periods.
   awk '/NIC statistics for port/ {port = $(NF - 1)} /Rx-pps:/ && port == "0" {print $2}' "$WORK/testpmd.out" | tail -n $((T - 3)) |
-    awk -v n="$name" '{s += $1; c++} END {printf "%-34s %8.2f Mpps\n", n, (c ? s / c : 0) / 1e6}'
+    awk '{s += $1; c++} END {printf "%.2f - -\n", (c ? s / c : 0) / 1e6}'
 }
 
+# The runs of one round, in order; each prints "row|figures".
+declare -A rows
+order=()
+run() { local key=$1; shift; [[ " ${order[*]} " == *" $key "* ]] || order+=("$key"); rows[$key]+="$("$@");"; }
+DIST=(--worker-cpus 1 --nic "$PCAP" --tap-device net_null1,no-rx=1)
+one_round() {
+  run "1|dpdk-testpmd io (peer)" testpmd_run io
+  run "1|dpdk-testpmd rxonly (source ceiling)" testpmd_run rxonly
+  run "1|rxtune-dp, 1 worker" dp_run dist rx_packets "$DP" "${DIST[@]}"
+  [ -n "${BASELINE_DP:-}" ] && run "1|rxtune-dp before, 1 worker" dp_run distold rx_packets "$BASELINE_DP" "${DIST[@]}"
+  run "1|rxtune-dp, 1 worker, fix_checksums" dp_run distfix rx_packets "$DP" "${DIST[@]}" --fix-checksums
+  for w in 1 0-1; do
+    local label; label=$([ "$w" = 1 ] && echo "1 worker" || echo "2 workers")
+    run "2|tx_mode ring, $label" dp_run "ring$w" nic_tx_packets "$DP" --worker-cpus "$w" --nic net_null0,no-rx=1 --tap-device net_null1 --tx-mode ring
+    run "2|tx_mode lock, $label" dp_run "lock$w" worker_to_nic "$DP" --worker-cpus "$w" --nic net_null0,no-rx=1 --tap-device net_null1 --tx-mode lock
+  done
+}
+for ((r = 0; r < ROUNDS; r++)); do one_round; done
+
+# median (min-max) of field $2 over the rounds in $1 ("a b c;a b c;...")
+stat() {
+  tr ';' '\n' <<<"$1" | grep . | awk -v f="$2" '{print $f}' | sort -g |
+    awk '{v[NR] = $1} END {if (v[1] == "-") {print "-"; exit} printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR]}'
+}
+median() { tr ';' '\n' <<<"$1" | grep . | awk '{print $1}' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+io=$(median "${rows["1|dpdk-testpmd io (peer)"]}")
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r), $(date -u +%Y-%m-%d)"
-echo "DPDK $(pkg-config --modversion libdpdk), --no-huge; $T s per run; RX core / testpmd forwarding core on CPU 0, worker on CPU 1"
-echo
-echo "1. distribution rate: 4096 UDP flows of 64-byte frames from net_pcap into net_null"
-testpmd_rate "dpdk-testpmd io (peer)" io
-testpmd_rate "dpdk-testpmd rxonly (source ceiling)" rxonly
-dp_rate "rxtune-dp, 1 worker" rx_packets --nic "$PCAP" --tap-device net_null1,no-rx=1
-dp_rate "rxtune-dp, 1 worker, fix_checksums" rx_packets --nic "$PCAP" --tap-device net_null1,no-rx=1 --fix-checksums
-echo
-echo "2. replies into the NIC's one TX queue (worker reads endless 64-byte frames from net_null)"
-dp_rate "tx_mode ring (RX core transmits)" nic_tx_packets --nic net_null0,no-rx=1 --tap-device net_null1 --tx-mode ring
-dp_rate "tx_mode lock (worker transmits)" worker_to_nic --nic net_null0,no-rx=1 --tap-device net_null1 --tx-mode lock
+echo "DPDK $(pkg-config --modversion libdpdk), $memdesc; $T s per run, $ROUNDS interleaved rounds, median (min-max); RX core / testpmd's forwarding core on CPU 0"
+for part in 1 2; do
+  echo
+  [ "$part" = 1 ] && echo "1. distribution rate: 4096 UDP flows of 64-byte frames from net_pcap into net_null (worker on CPU 1)" &&
+    printf '%-40s %-22s %-8s %-20s %s\n' run Mpps "x io" "RX cycles/packet" "worker busy %"
+  [ "$part" = 2 ] && echo "2. replies into the NIC's one TX queue (workers read endless 64-byte frames from net_null)" &&
+    printf '%-40s %-22s\n' run Mpps
+  for key in "${order[@]}"; do
+    [ "${key%%|*}" = "$part" ] || continue
+    v=${rows[$key]}
+    if [ "$part" = 1 ]; then
+      ratio=$(awk -v a="$(median "$v")" -v b="$io" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
+      printf '%-40s %-22s %-8s %-20s %s\n' "${key#*|}" "$(stat "$v" 1)" "$ratio" "$(stat "$v" 2)" "$(stat "$v" 3)"
+    else
+      printf '%-40s %-22s\n' "${key#*|}" "$(stat "$v" 1)"
+    fi
+  done
+done

@@ -118,8 +118,20 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
             if (auto d = n["weights"]) c.weights = numbers(d, "workers.weights", 0, 1000);
         }
         if (auto n = root["tap"]) {
-            requireKeys(n, "tap", {"name", "mac", "addresses", "device"});
+            requireKeys(n, "tap", {"name", "mac", "addresses", "device", "backend", "vhost_net"});
             if (auto d = n["device"]) c.exceptionDevice = scalar(d, "tap.device");
+            if (auto d = n["backend"]) {
+                const auto v = scalar(d, "tap.backend");
+                if (v == "auto") c.tapBackend = TapBackend::kAuto;
+                else if (v == "tap") c.tapBackend = TapBackend::kTap;
+                else if (v == "virtio-user") c.tapBackend = TapBackend::kVirtioUser;
+                else bad(d, "tap.backend", "expected auto, tap or virtio-user, got '" + v + "'");
+            }
+            if (auto d = n["vhost_net"]) {
+                c.vhostNet = scalar(d, "tap.vhost_net");
+                if (c.vhostNet.empty() || c.vhostNet.front() != '/' || c.vhostNet.find_first_of(", ") != std::string::npos)
+                    bad(d, "tap.vhost_net", "expected an absolute path with no commas or spaces, got '" + c.vhostNet + "'");
+            }
             if (auto d = n["name"]) {
                 c.tapName = scalar(d, "tap.name");
                 if (auto ok = validateIfName(c.tapName); !ok) bad(d, "tap.name", ok.error().message());
@@ -185,6 +197,7 @@ Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {
             return invalid("tap.device", "expected a vdev (net_..., virtio_user...), got '" + c.exceptionDevice + "'");
         if (c.exceptionDevice.find(' ') != std::string::npos) return invalid("tap.device", "must not contain spaces");
         if (!c.tapAddresses.empty()) return invalid("tap.addresses", "addresses need the TAP; tap.device replaces it");
+        if (c.tapBackend != TapBackend::kAuto) return invalid("tap.backend", "tap.device names the kernel side already");
     }
     if (c.tapMac.empty()) c.tapMac = stableMac(c.tapName);
     else if (auto ok = parseMac(c.tapMac); !ok) return invalid("tap.mac", ok.error().message());
@@ -218,6 +231,35 @@ Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {
     if (c.ringSize & (c.ringSize - 1)) return invalid("ring_size", "must be a power of two, got " + std::to_string(c.ringSize));
     if (c.burst > c.ringSize) return invalid("burst", "larger than ring_size");
     return {};
+}
+
+Result<ExceptionPath> chooseExceptionPath(const DpConfig& c, const std::function<Result<void>()>& vhostProbe) {
+    const std::string queues = std::to_string(c.workerCpus.size());
+    if (!c.exceptionDevice.empty()) {
+        const bool virtio = c.exceptionDevice.rfind("virtio_user", 0) == 0;
+        if (virtio)
+            if (auto ok = vhostProbe(); !ok)
+                return fail(ok.error().code, "check", "tap.device", "a virtio-user device, but " + ok.error().message());
+        return ExceptionPath{virtio ? "virtio-user" : "device", c.exceptionDevice, portNameOf(c.exceptionDevice),
+                             "tap.device: " + c.exceptionDevice};
+    }
+    ExceptionPath tap{"tap", "net_tap_" + c.tapName + ",iface=" + c.tapName + ",mac=" + c.tapMac, "net_tap_" + c.tapName, ""};
+    if (c.tapBackend == TapBackend::kTap) {
+        tap.why = "tap.backend: tap";
+        return tap;
+    }
+    auto probed = vhostProbe();
+    if (!probed) {
+        if (c.tapBackend == TapBackend::kVirtioUser)
+            return fail(probed.error().code, "check", "tap.backend", "virtio-user, but " + probed.error().message());
+        tap.why = "virtio-user not possible: " + probed.error().message();
+        return tap;
+    }
+    // vhost-kernel: virtio-user makes a kernel TAP named iface and moves frames through vhost-net.
+    const std::string port = "virtio_user_" + c.tapName;
+    return ExceptionPath{"virtio-user",
+                         port + ",path=" + c.vhostNet + ",queues=" + queues + ",queue_size=512,iface=" + c.tapName + ",mac=" + c.tapMac,
+                         port, std::string(c.tapBackend == TapBackend::kAuto ? "auto: " : "") + c.vhostNet + " is a vhost device"};
 }
 
 }  // namespace rxtune::dp

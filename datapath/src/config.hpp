@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,9 @@
 namespace rxtune::dp {
 
 enum class TxMode { kRing, kLock };  // how workers share the NIC's one TX queue
+// The kernel side: virtio-user over vhost-net (no system call per packet on our side) where the
+// host has it, else the TAP PMD (a readv/writev per packet); auto picks.
+enum class TapBackend { kAuto, kTap, kVirtioUser };
 
 struct DpConfig {
     std::string file;                      // where it came from; empty for command line only
@@ -31,6 +35,8 @@ struct DpConfig {
     // virtio_user...,path=/dev/vhost-net,queues=N (where the host has vhost-net), or net_null
     // for benchmarks. Addresses and MTU are then the device's business; tap.name labels stats.
     std::string exceptionDevice;
+    TapBackend tapBackend = TapBackend::kAuto;
+    std::string vhostNet = "/dev/vhost-net";  // the vhost-net device virtio-user opens
     unsigned mtu = 0;                      // 0: the NIC interface's MTU (af_packet/af_xdp), else 1500
     unsigned ringSize = 1024;              // per worker ring and the shared TX ring; power of two
     unsigned burst = 32;
@@ -46,6 +52,18 @@ Result<DpConfig> loadDpConfig(const std::string& path);
 // Checks what parsing cannot: counts, power-of-two sizes, names, and that every CPU is one this
 // process may run on (sched_getaffinity: the cpuset, not the CPU count). Fills defaults.
 Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed);
+
+// The exception path chosen: what EAL is given, and why, for the log, telemetry and metrics.
+struct ExceptionPath {
+    std::string kind;  // "tap", "virtio-user", or "device" (tap.device names a vdev)
+    std::string vdev;  // the EAL --vdev argument
+    std::string port;  // its DPDK port name
+    std::string why;
+};
+// vhostProbe: whether c.vhostNet can serve virtio-user (sys/vhost_net's probe), asked only where
+// the choice depends on it. tap.backend virtio-user without a usable vhost-net is an error; auto
+// falls back to the TAP and says why.
+Result<ExceptionPath> chooseExceptionPath(const DpConfig& c, const std::function<Result<void>()>& vhostProbe);
 
 Result<std::array<uint8_t, 6>> parseMac(const std::string& text);
 std::string stableMac(const std::string& name);  // 02:xx:..: locally administered, from the name

@@ -19,6 +19,7 @@
 #include <rte_launch.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_prefetch.h>
 #include <rte_ring.h>
 #include <rte_spinlock.h>
 #include <rte_tcp.h>
@@ -30,6 +31,7 @@
 #include "flow.hpp"
 #include "host.hpp"
 #include "stats.hpp"
+#include "sys/vhost_net.hpp"
 
 namespace rxtune::dp {
 
@@ -57,6 +59,9 @@ struct Runtime {
     std::vector<uint16_t> reta;
     uint32_t retaMask = 0;
     uint16_t burst = 32;
+    bool nicHash = false;  // the NIC port delivers a symmetric RSS hash in the mbuf
+    std::string hashWhy;
+    std::string exceptionKind, exceptionWhy;
     rte_mempool* pool = nullptr;
     rte_ring* rings[kMaxWorkers] = {};
     rte_ring* txRing = nullptr;
@@ -81,6 +86,7 @@ void idleWait(unsigned& idle, unsigned sleepUs) {
 }
 
 // Marks where the L3/L4 headers are (for the worker's checksum fix) from the RX core's parse.
+// Only with fix_checksums: otherwise the RX core leaves the mbuf alone.
 inline void classify(rte_mbuf* m, const FlowTuple& t) {
     m->packet_type = 0;
     if (!t.hasPorts || (t.proto != IPPROTO_TCP && t.proto != IPPROTO_UDP)) return;
@@ -152,42 +158,61 @@ unsigned drainTxRing(Runtime& rt) {
     return n;
 }
 
+// How far ahead of the packet being parsed its frame is prefetched.
+constexpr unsigned kPrefetchAhead = 4;
+// In ring mode the replies' TX ring is drained when a poll comes back short of a full burst (the
+// NIC had nothing more), and at least every this many polls.
+constexpr unsigned kTxRingEvery = 8;
+
 void rxLoop(Runtime& rt) {
+    const unsigned burst = rt.burst, workers = rt.workers;
     rte_mbuf* pkts[kMaxBurst];
-    static rte_mbuf* batch[kMaxWorkers][kMaxBurst];  // main lcore only
+    // One burst per worker, laid out for this run's burst and worker count (a few hundred bytes
+    // for the usual 32 x 2, not the kMaxWorkers x kMaxBurst that would compete with the frames for L1).
+    std::vector<rte_mbuf*> batch(size_t{workers} * burst);
     unsigned count[kMaxWorkers];
-    unsigned idle = 0;
+    unsigned idle = 0, polls = 0;
     const bool ringTx = rt.cfg->txMode == TxMode::kRing;
+    // The worker needs the headers' offsets and types only to fix checksums; otherwise the RX core
+    // writes nothing into the mbuf, so that the worker reads lines that are not dirty on another core.
+    const bool mark = rt.cfg->fixChecksums;
+    const bool nicHash = rt.nicHash && !mark;  // the NIC's symmetric RSS hash, where it gives one
     const unsigned sleepUs = rt.cfg->idleSleepUs;
+    const uint16_t* reta = rt.reta.data();
+    const uint32_t retaMask = rt.retaMask;
+    FlowTuple t;
+    uint64_t now = rte_rdtsc();
     while (!gStop.load(std::memory_order_relaxed)) {
-        const uint64_t t0 = rte_rdtsc();
-        const uint16_t n = rte_eth_rx_burst(rt.nicPort, 0, pkts, rt.burst);
+        const uint64_t t0 = now;
+        const uint16_t n = rte_eth_rx_burst(rt.nicPort, 0, pkts, static_cast<uint16_t>(burst));
         unsigned work = n;
         if (n > 0) {
             uint64_t bytes = 0, nonIp = 0;
-            std::fill(count, count + rt.workers, 0u);
-            for (uint16_t i = 0; i < n; ++i) {
+            std::fill(count, count + workers, 0u);
+            for (unsigned i = 0; i < std::min<unsigned>(n, kPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
+            for (unsigned i = 0; i < n; ++i) {
+                if (i + kPrefetchAhead < n) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + kPrefetchAhead], void*));
                 rte_mbuf* m = pkts[i];
                 bytes += m->pkt_len;
-                FlowTuple t;
                 unsigned w = 0;
-                if (parseFlow(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, t)) {
-                    const uint32_t h = flowHash(t);
-                    m->hash.rss = h;
-                    w = rt.reta[h & rt.retaMask];
-                    classify(m, t);
+                if (nicHash && (m->ol_flags & RTE_MBUF_F_RX_RSS_HASH)) {
+                    w = reta[m->hash.rss & retaMask];
+                } else if (parseFlow(rte_pktmbuf_mtod(m, const uint8_t*), m->data_len, t)) {
+                    w = reta[flowHash(t) & retaMask];
+                    if (mark) classify(m, t);
                 } else {
-                    m->packet_type = 0;
+                    if (mark) m->packet_type = 0;
                     ++nonIp;
                 }
-                batch[w][count[w]++] = m;
+                batch[w * burst + count[w]++] = m;
             }
-            for (unsigned w = 0; w < rt.workers; ++w) {
+            for (unsigned w = 0; w < workers; ++w) {
                 if (count[w] == 0) continue;
-                const unsigned k = rte_ring_sp_enqueue_burst(rt.rings[w], reinterpret_cast<void**>(batch[w]), count[w], nullptr);
+                rte_mbuf** b = &batch[w * burst];
+                const unsigned k = rte_ring_sp_enqueue_burst(rt.rings[w], reinterpret_cast<void**>(b), count[w], nullptr);
                 bump(rt.rx.dispatched[w], k);
                 if (k < count[w]) {
-                    rte_pktmbuf_free_bulk(batch[w] + k, count[w] - k);
+                    rte_pktmbuf_free_bulk(b + k, count[w] - k);
                     bump(rt.rx.ringFull[w], count[w] - k);
                 }
             }
@@ -195,12 +220,14 @@ void rxLoop(Runtime& rt) {
             bump(rt.rx.bytes, bytes);
             if (nonIp) bump(rt.rx.nonIp, nonIp);
         }
-        if (ringTx) work += drainTxRing(rt);
+        if (ringTx && (n < burst || ++polls % kTxRingEvery == 0)) work += drainTxRing(rt);
+        now = rte_rdtsc();  // one read per poll: this poll's end is the next one's start
         if (work > 0) {
-            bump(rt.rx.busyCycles, rte_rdtsc() - t0);
+            bump(rt.rx.busyCycles, now - t0);
             idle = 0;
         } else {
             idleWait(idle, sleepUs);
+            if (idle >= kIdlePollsBeforeSleep) now = rte_rdtsc();  // a sleep is not the next poll's
         }
     }
 }
@@ -307,6 +334,9 @@ int telemetryStats(const char*, const char*, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "nic", portNameOf(c.nic).c_str());
     rte_tel_data_add_dict_string(d, "tap", c.tapName.c_str());
     rte_tel_data_add_dict_string(d, "tx_mode", c.txMode == TxMode::kRing ? "ring" : "lock");
+    rte_tel_data_add_dict_string(d, "flow_hash", rt->nicHash && !c.fixChecksums ? "nic" : "software");
+    rte_tel_data_add_dict_string(d, "exception_path", rt->exceptionKind.c_str());
+    rte_tel_data_add_dict_string(d, "exception_why", rt->exceptionWhy.c_str());
     rte_tel_data_add_dict_u64(d, "workers", rt->workers);
     rte_tel_data_add_dict_u64(d, "rx_cpu", *c.rxCpu);
     rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
@@ -364,7 +394,35 @@ Result<uint16_t> portByName(const std::string& name) {
     return id;
 }
 
-Result<void> setupPort(uint16_t port, const std::string& what, uint16_t queues, uint16_t desc, rte_mempool* pool) {
+// The flow hash's source on the NIC port: the port's own RSS hash with the symmetric key, where
+// the PMD offers one (on the one RX queue the hash is still computed and handed over in the mbuf),
+// else the RX core's software hash, the same function. `why` says which and why.
+struct HashChoice {
+    bool nic = false;
+    std::string why;
+};
+
+constexpr uint64_t kRssTypes = RTE_ETH_RSS_IPV4 | RTE_ETH_RSS_NONFRAG_IPV4_TCP | RTE_ETH_RSS_NONFRAG_IPV4_UDP |
+                               RTE_ETH_RSS_IPV6 | RTE_ETH_RSS_NONFRAG_IPV6_TCP | RTE_ETH_RSS_NONFRAG_IPV6_UDP;
+
+HashChoice rssFor(const rte_eth_dev_info& info, rte_eth_conf& conf, std::vector<uint8_t>& key) {
+    if ((info.rx_offload_capa & RTE_ETH_RX_OFFLOAD_RSS_HASH) == 0) return {false, "the port gives no RSS hash"};
+    if ((info.flow_type_rss_offloads & kRssTypes) == 0) return {false, "the port hashes no IP flows"};
+    const size_t keyLen = info.hash_key_size ? info.hash_key_size : sizeof(kSymmetricRssKey);
+    if (keyLen % 2 != 0) return {false, "the port's RSS key size is odd: no symmetric key"};
+    key.resize(keyLen);
+    for (size_t i = 0; i < keyLen; ++i) key[i] = kSymmetricRssKey[i % 2];
+    conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+    conf.rxmode.offloads |= RTE_ETH_RX_OFFLOAD_RSS_HASH;
+    conf.rx_adv_conf.rss_conf.rss_key = key.data();
+    conf.rx_adv_conf.rss_conf.rss_key_len = static_cast<uint8_t>(keyLen);
+    conf.rx_adv_conf.rss_conf.rss_hf = info.flow_type_rss_offloads & kRssTypes;
+    return {true, "the port's RSS hash, symmetric key"};
+}
+
+// hash: for the NIC port, asks for the port's RSS hash and says what it got; null for the TAP.
+Result<void> setupPort(uint16_t port, const std::string& what, uint16_t queues, uint16_t desc, rte_mempool* pool,
+                       HashChoice* hash = nullptr) {
     rte_eth_dev_info info{};
     if (int e = rte_eth_dev_info_get(port, &info); e != 0) return fail(-e, "rte_eth_dev_info_get", what);
     if (info.max_rx_queues < queues || info.max_tx_queues < queues)
@@ -372,7 +430,16 @@ Result<void> setupPort(uint16_t port, const std::string& what, uint16_t queues, 
                     "needs " + std::to_string(queues) + " RX and TX queues, the port has " +
                         std::to_string(info.max_rx_queues) + "/" + std::to_string(info.max_tx_queues));
     rte_eth_conf conf{};
-    if (int e = rte_eth_dev_configure(port, queues, queues, &conf); e != 0) return fail(-e, "rte_eth_dev_configure", what);
+    std::vector<uint8_t> key;
+    if (hash) *hash = rssFor(info, conf, key);
+    int e = rte_eth_dev_configure(port, queues, queues, &conf);
+    if (e != 0 && hash && hash->nic) {
+        // A PMD that lists RSS but refuses it with one queue: the software hash does the same.
+        *hash = {false, std::string("the port refused RSS: ") + rte_strerror(-e)};
+        conf = rte_eth_conf{};
+        e = rte_eth_dev_configure(port, queues, queues, &conf);
+    }
+    if (e != 0) return fail(-e, "rte_eth_dev_configure", what);
     uint16_t rxd = desc, txd = desc;
     if (int e = rte_eth_dev_adjust_nb_rx_tx_desc(port, &rxd, &txd); e != 0) return fail(-e, "adjust descriptors", what);
     const int socket = rte_eth_dev_socket_id(port);
@@ -421,17 +488,10 @@ Result<int> runDatapath(const DpConfig& c) {
                         "MTU " + std::to_string(mtu) + " is larger than af_packet's default 2048-byte frames: add framesz= to the device string");
     }
     if (mtu == 0) mtu = 1500;
-    const bool customException = !c.exceptionDevice.empty();
-    if (customException && c.exceptionDevice.rfind("virtio_user", 0) == 0 && !vhostNetAvailable())
-        return fail(ENODEV, "check", "/dev/vhost-net", "tap.device is virtio-user, but this host has no /dev/vhost-net (modprobe vhost_net, or use the TAP)");
-    if (customException)
-        log(SD_INFO, "exception path: " + c.exceptionDevice + " with " + std::to_string(c.workerCpus.size()) + " queues");
-    else
-        log(SD_INFO, std::string("exception path: TAP ") + c.tapName + " with " + std::to_string(c.workerCpus.size()) +
-                         " queues" + (vhostNetAvailable() ? " (/dev/vhost-net exists: virtio-user is possible via tap.device)"
-                                                          : " (virtio-user would need /dev/vhost-net, which this host lacks)"));
-
-    const std::string tapVdev = customException ? portNameOf(c.exceptionDevice) : "net_tap_" + c.tapName;
+    auto exception = chooseExceptionPath(c, [&] { return probeVhostNet(c.vhostNet); });
+    if (!exception) return failWith(exception.error());
+    log(SD_NOTICE, "exception path: " + exception->kind + " (" + exception->why + "), " + std::to_string(c.workerCpus.size()) + " queues");
+    const std::string tapVdev = exception->port;
     std::vector<std::string> args = {"rxtune-dp", "--file-prefix=" + c.filePrefix, "--lcores=" + lcoreMap(c)};
     if (isVdev(c.nic)) {
         args.push_back("--no-pci");
@@ -439,7 +499,7 @@ Result<int> runDatapath(const DpConfig& c) {
     } else {
         args.push_back("--allow=" + c.nic);
     }
-    args.push_back(customException ? "--vdev=" + c.exceptionDevice : "--vdev=" + tapVdev + ",iface=" + c.tapName + ",mac=" + c.tapMac);
+    args.push_back("--vdev=" + exception->vdev);
     args.insert(args.end(), c.eal.begin(), c.eal.end());
     std::string shown;
     for (const auto& a : args) shown += (shown.empty() ? "" : " ") + a;
@@ -455,6 +515,8 @@ Result<int> runDatapath(const DpConfig& c) {
 
     Runtime rt;
     rt.cfg = &c;
+    rt.exceptionKind = exception->kind;
+    rt.exceptionWhy = exception->why;
     rt.workers = static_cast<unsigned>(c.workerCpus.size());
     rt.burst = static_cast<uint16_t>(c.burst);
     auto reta = buildReta(c.weights, c.retaSize);
@@ -481,11 +543,18 @@ Result<int> runDatapath(const DpConfig& c) {
     if (!eal.pool) return fail(rte_errno, "rte_pktmbuf_pool_create", std::to_string(mbufs) + " mbufs", rte_strerror(rte_errno));
     rt.pool = eal.pool;
 
-    if (auto ok = setupPort(rt.nicPort, "NIC " + portNameOf(c.nic), 1, kNicDesc, eal.pool); !ok) return failWith(ok.error());
+    HashChoice hash;
+    if (auto ok = setupPort(rt.nicPort, "NIC " + portNameOf(c.nic), 1, kNicDesc, eal.pool, &hash); !ok) return failWith(ok.error());
+    rt.nicHash = hash.nic;
+    rt.hashWhy = hash.why;
+    log(SD_INFO, std::string("flow hash: ") + (hash.nic ? "NIC" : "software") + " (" + hash.why + ")" +
+                     (hash.nic && c.fixChecksums ? "; parsed on the RX core all the same, fix_checksums needs the headers" : ""));
     if (auto ok = setupPort(rt.tapPort, "TAP " + c.tapName, static_cast<uint16_t>(n), kTapDesc, eal.pool); !ok)
         return failWith(ok.error());
-    if (int e = rte_eth_dev_set_mtu(rt.tapPort, static_cast<uint16_t>(mtu)); e != 0 && !(customException && e == -ENOTSUP))
-        return fail(-e, "set MTU", c.tapName, std::to_string(mtu));
+    if (int e = rte_eth_dev_set_mtu(rt.tapPort, static_cast<uint16_t>(mtu)); e != 0) {
+        if (exception->kind == "tap" || e != -ENOTSUP) return fail(-e, "set MTU", c.tapName, std::to_string(mtu));
+        log(SD_INFO, "the " + exception->kind + " port sets no MTU: the kernel side keeps its own");
+    }
 
     for (unsigned i = 0; i < n; ++i) {
         const std::string name = "rxdp_w" + std::to_string(i);

@@ -29,7 +29,7 @@ struct FlowTuple {
     uint8_t proto = 0;        // IPPROTO_* of the L4 header (or the fragment's)
     uint16_t l3Offset = 0;    // where the IP header starts in the frame
     uint16_t l4Offset = 0;    // where the L4 header starts (when hasPorts)
-    uint32_t words[9] = {};   // v4: src, dst, ports; v6: src[4], dst[4], ports
+    uint32_t words[9];        // v4: src, dst, ports; v6: src[4], dst[4], ports (the first nwords set)
     uint32_t nwords = 0;
 };
 
@@ -44,10 +44,14 @@ inline bool portsProto(uint8_t p) { return p == 6 || p == 17 || p == 132 || p ==
 
 // Parses Ethernet, up to two VLAN tags, IPv4 or IPv6 (no extension headers but fragments), and
 // TCP/UDP/SCTP ports. Returns false for anything that is not IP (ARP, LLDP, runts): such frames
-// have no flow and go to worker 0. Never reads past len.
+// have no flow and go to worker 0. Never reads past len. Sets only what the frame has (the
+// first nwords words; offsets and proto where there is an IP header): the RX core's tuple is not
+// cleared per packet.
 inline bool parseFlow(const uint8_t* f, size_t len, FlowTuple& t) {
     using namespace detail;
-    t = FlowTuple{};
+    t.l3 = L3::kNone;
+    t.hasPorts = false;
+    t.nwords = 0;
     size_t off = 12;
     if (len < off + 2) return false;
     uint16_t type = be16(f + off);
@@ -99,45 +103,52 @@ inline bool parseFlow(const uint8_t* f, size_t len, FlowTuple& t) {
     return false;
 }
 
-// The same Toeplitz hash as rte_softrss, from a table: for every input byte position and value,
-// the XOR of the 32-bit key windows its set bits select. One lookup per byte instead of one
-// shift-and-XOR per set bit (a 5-tuple has ~50 set bits): the RX core's main cost.
-class ToeplitzTable {
+// The Toeplitz hash with the symmetric key, exactly (rte_softrss(words, n, kSymmetricRssKey)), in
+// two table lookups. The hash XORs, for every set input bit j, the 32 key bits starting at bit j.
+// The key repeats every 16 bits, so that window depends on j mod 16 only: the hash of the input is
+// the hash of the input folded to 16 bits (every 16-bit half of every word XORed together), and
+// the hash of 16 bits is one lookup per byte. The fold is also why the hash is symmetric: swapping
+// addresses or ports reorders the halves, and XOR does not care. 2 KiB of table, a few XORs.
+class SymmetricToeplitz {
 public:
-    static constexpr unsigned kBytes = 36;  // the IPv6 5-tuple
-    explicit ToeplitzTable(const uint8_t (&key)[40]) {
-        auto window = [&](unsigned bit) {  // 32 key bits starting at `bit`, MSB first
+    constexpr SymmetricToeplitz() {
+        auto window = [](unsigned bit) {  // the 32 key bits starting at `bit` (< 16), MSB first
             uint64_t w = 0;
-            for (unsigned b = 0; b < 8; ++b) w = (w << 8) | key[bit / 8 + b < 40 ? bit / 8 + b : 39];
+            for (unsigned b = 0; b < 8; ++b) w = (w << 8) | kSymmetricRssKey[bit / 8 + b];
             return static_cast<uint32_t>(w >> (32 - bit % 8));
         };
-        for (unsigned i = 0; i < kBytes; ++i)
-            for (unsigned v = 0; v < 256; ++v) {
-                uint32_t h = 0;
-                for (unsigned b = 0; b < 8; ++b)
-                    if (v & (0x80u >> b)) h ^= window(8 * i + b);
-                table_[i][v] = h;
-            }
+        for (unsigned v = 0; v < 256; ++v) {
+            uint32_t hi = 0, lo = 0;
+            for (unsigned b = 0; b < 8; ++b)
+                if (v & (0x80u >> b)) {
+                    hi ^= window(b);
+                    lo ^= window(8 + b);
+                }
+            hi_[v] = hi;
+            lo_[v] = lo;
+        }
     }
     uint32_t operator()(const uint32_t* words, uint32_t nwords) const {
-        uint32_t h = 0;
-        for (uint32_t w = 0; w < nwords; ++w) {
-            const uint32_t x = words[w];
-            const auto* row = &table_[4 * w];
-            h ^= row[0][x >> 24] ^ row[1][(x >> 16) & 0xff] ^ row[2][(x >> 8) & 0xff] ^ row[3][x & 0xff];
-        }
-        return h;
+        uint32_t x = 0;
+        for (uint32_t w = 0; w < nwords; ++w) x ^= words[w];
+        const uint32_t f = (x >> 16) ^ (x & 0xffff);
+        return hi_[f >> 8] ^ lo_[f & 0xff];
     }
 
 private:
-    uint32_t table_[kBytes][256];
+    uint32_t hi_[256] = {}, lo_[256] = {};
 };
 
-inline const ToeplitzTable& symmetricToeplitz() {
-    static const ToeplitzTable table(kSymmetricRssKey);
-    return table;
+// The key must repeat every 16 bits for the fold to be exact.
+consteval bool keyRepeatsEvery16Bits() {
+    for (unsigned i = 2; i < sizeof(kSymmetricRssKey); ++i)
+        if (kSymmetricRssKey[i] != kSymmetricRssKey[i % 2]) return false;
+    return true;
 }
+static_assert(keyRepeatsEvery16Bits());
 
-inline uint32_t flowHash(const FlowTuple& t) { return symmetricToeplitz()(t.words, t.nwords); }
+inline constexpr SymmetricToeplitz kSymmetricToeplitz{};
+
+inline uint32_t flowHash(const FlowTuple& t) { return kSymmetricToeplitz(t.words, t.nwords); }
 
 }  // namespace rxtune::dp

@@ -31,8 +31,6 @@ Result<KernelPort> checkKernelPort(const std::string& ifname) {
     return k;
 }
 
-bool vhostNetAvailable() { return access("/dev/vhost-net", R_OK | W_OK) == 0; }
-
 Result<void> addAddresses(const std::string& ifname, const std::vector<std::string>& cidrs) {
     if (cidrs.empty()) return {};
     auto nl = Netlink::open();

@@ -21,9 +21,6 @@ struct KernelPort {
 // the ethtool command that fixes it.
 Result<KernelPort> checkKernelPort(const std::string& ifname);
 
-// The exception path this host can offer: TAP always; virtio-user only with /dev/vhost-net.
-bool vhostNetAvailable();
-
 // Adds each CIDR address to the interface (rtnetlink, replace semantics: a restart is idempotent).
 Result<void> addAddresses(const std::string& ifname, const std::vector<std::string>& cidrs);
 

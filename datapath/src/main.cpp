@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
     app.add_option("--tap-address", addresses, "Address/prefix to put on the TAP (repeatable)");
     std::string exceptionDevice;
     app.add_option("--tap-device", exceptionDevice, "A vdev instead of the TAP (virtio_user...,path=/dev/vhost-net; net_null for benchmarks)");
+    std::string tapBackend;
+    app.add_option("--tap-backend", tapBackend, "The kernel side: auto (virtio-user where vhost-net works, else TAP), tap or virtio-user")
+        ->check(CLI::IsMember({"auto", "tap", "virtio-user"}));
     app.add_option("--tx-mode", txMode, "How workers share the NIC's TX queue: ring (default) or lock")
         ->check(CLI::IsMember({"ring", "lock"}));
     auto* fixOpt = app.add_flag("--fix-checksums", fix, "Recompute TCP/UDP checksums of frames from the NIC");
@@ -102,6 +105,8 @@ int main(int argc, char** argv) {
     if (!tapMac.empty()) c.tapMac = tapMac;
     if (!addresses.empty()) c.tapAddresses = addresses;
     if (!exceptionDevice.empty()) c.exceptionDevice = exceptionDevice;
+    if (!tapBackend.empty())
+        c.tapBackend = tapBackend == "tap" ? TapBackend::kTap : tapBackend == "virtio-user" ? TapBackend::kVirtioUser : TapBackend::kAuto;
     if (!txMode.empty()) c.txMode = txMode == "lock" ? TxMode::kLock : TxMode::kRing;
     if (fixOpt->count()) c.fixChecksums = fix;
     if (idleOpt->count()) c.idleSleepUs = idleSleep;

@@ -20,6 +20,7 @@
 #include "flow.hpp"
 #include "config.hpp"
 #include "inventory/dp_telemetry.hpp"
+#include "sys/vhost_net.hpp"
 #include "support.hpp"
 
 using namespace rxtune::itest;
@@ -104,6 +105,14 @@ TEST_CASE("rxtune-dp carries HTTP flows from one RX queue to a multi-queue TAP a
     }
     CHECK(stats->rxPackets >= 640);
     CHECK(stats->nicTxPackets >= 640);
+    // The exception path chosen at start-up (tap.backend auto: virtio-user only where vhost-net
+    // works, which this host decides) and the flow hash (af_packet gives none; fix_checksums
+    // parses every frame anyway).
+    const bool vhost = static_cast<bool>(rxtune::probeVhostNet("/dev/vhost-net"));
+    CHECK(stats->exceptionPath == (vhost ? "virtio-user" : "tap"));
+    CHECK(stats->flowHash == "software");
+    CHECK(dp.log().find(vhost ? "exception path: virtio-user (auto: /dev/vhost-net is a vhost device)"
+                              : "exception path: tap (virtio-user not possible: open /dev/vhost-net: ") != std::string::npos);
 
     // The agent exports them: rxtune daemon in a third namespace (nothing there to tune).
     NetNs agentNs;
@@ -118,6 +127,7 @@ TEST_CASE("rxtune-dp carries HTTP flows from one RX queue to a multi-queue TAP a
     }));
     CHECK(metrics.find("rxtune_datapath_up{socket=\"" + socket + "\"} 1") != std::string::npos);
     CHECK(metrics.find("rxtune_datapath_rx_busy_seconds_total{interface=\"gw0\"}") != std::string::npos);
+    CHECK(metrics.find(std::string("exception_path=\"") + (vhost ? "virtio-user" : "tap") + "\",flow_hash=\"software\"") != std::string::npos);
     agent.signal(SIGTERM);
     CHECK(agent.wait() == 0);
 
@@ -201,6 +211,14 @@ TEST_CASE("rxtune-dp refuses bad input with a clear message and leaves the host 
     CHECK(gro.err.find("GRO is on") != std::string::npos);
     CHECK(gro.err.find("ethtool -K vd gro off") != std::string::npos);
     lab.server.exec({"ethtool", "-K", "vd", "gro", "off"});
+
+    // virtio-user asked for where vhost-net cannot serve it: refused before EAL starts.
+    std::ofstream(tmp.path / "vu.yaml") << "nic: {device: \"net_af_packet0,iface=vd\"}\ntap: {backend: virtio-user, vhost_net: "
+                                        << (tmp.path / "vhost-net").string() << "}\n";
+    Run vu = dp({"--config", (tmp.path / "vu.yaml").string(), "--", eal});
+    CHECK(vu.status == 1);
+    CHECK(vu.err.find("tap.backend: virtio-user, but open " + (tmp.path / "vhost-net").string()) != std::string::npos);
+    CHECK(vu.err.find("modprobe vhost_net") != std::string::npos);
 
     Run check = dp({"--nic", "net_af_packet0,iface=vd", "--rx-cpu", "0", "--worker-cpus", "0,1", "--check"});
     CHECK(check.status == 0);

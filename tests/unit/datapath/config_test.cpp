@@ -109,3 +109,57 @@ TEST_CASE("datapath config: the shared YAML rules (empty file, duplicate keys, b
     CHECK(errorOf("nic:\n  device: net_null0\n  device: net_null1\n").find("dp.yaml:3:3: nic.device: duplicate key") == 0);
     CHECK(errorOf("nic: {device: net_null0, fix_checksums: on}\n").find("nic.fix_checksums: expected true or false, got 'on'") != std::string::npos);
 }
+
+TEST_CASE("datapath config: the exception path, TAP or virtio-user over vhost-net") {
+    auto cfg = [](const std::string& yaml) {
+        auto c = parseDpConfig(yaml, "dp.yaml");
+        REQUIRE(c);
+        REQUIRE(validateDpConfig(*c, CpuSet::range(0, 3)));
+        return *c;
+    };
+    int probes = 0;
+    auto works = [&] { ++probes; return Result<void>{}; };
+    auto missing = [&] { ++probes; return Result<void>(fail(ENOENT, "open", "/dev/vhost-net", "no such device node")); };
+    SECTION("auto: virtio-user where vhost-net works, with one queue pair per worker and the TAP's name and MAC") {
+        auto c = cfg("nic: {device: net_null0}\nworkers: {cpus: [1, 2]}\ntap: {name: gw0}\n");
+        auto p = chooseExceptionPath(c, works);
+        REQUIRE(p);
+        CHECK(p->kind == "virtio-user");
+        CHECK(p->port == "virtio_user_gw0");
+        CHECK(p->vdev == "virtio_user_gw0,path=/dev/vhost-net,queues=2,queue_size=512,iface=gw0,mac=" + stableMac("gw0"));
+        CHECK(p->why.find("auto") != std::string::npos);
+    }
+    SECTION("auto: the TAP where it does not, saying why") {
+        auto c = cfg("nic: {device: net_null0}\ntap: {name: gw0}\n");
+        auto p = chooseExceptionPath(c, missing);
+        REQUIRE(p);
+        CHECK(p->kind == "tap");
+        CHECK(p->vdev == "net_tap_gw0,iface=gw0,mac=" + stableMac("gw0"));
+        CHECK(p->why.find("virtio-user not possible") != std::string::npos);
+        CHECK(p->why.find("/dev/vhost-net") != std::string::npos);
+    }
+    SECTION("tap.backend: tap never looks at vhost-net") {
+        auto p = chooseExceptionPath(cfg("nic: {device: net_null0}\ntap: {backend: tap}\n"), works);
+        REQUIRE(p);
+        CHECK(p->kind == "tap");
+        CHECK(probes == 0);
+    }
+    SECTION("tap.backend: virtio-user without vhost-net is an error naming both") {
+        auto p = chooseExceptionPath(cfg("nic: {device: net_null0}\ntap: {backend: virtio-user, vhost_net: /dev/vhost-net}\n"), missing);
+        REQUIRE_FALSE(p);
+        CHECK(p.error().message().find("tap.backend") != std::string::npos);
+        CHECK(p.error().message().find("/dev/vhost-net") != std::string::npos);
+    }
+    SECTION("tap.device: the vdev as given; a virtio-user one still needs vhost-net") {
+        auto p = chooseExceptionPath(cfg("nic: {device: net_null0}\ntap: {device: net_null1}\n"), missing);
+        REQUIRE(p);
+        CHECK(p->kind == "device");
+        CHECK(p->port == "net_null1");
+        CHECK_FALSE(chooseExceptionPath(cfg("nic: {device: net_null0}\ntap: {device: \"virtio_user0,path=/dev/vhost-net\"}\n"), missing));
+    }
+    SECTION("bad values are refused where they are written") {
+        CHECK(errorOf("nic: {device: net_null0}\ntap: {backend: vhost}\n").find("dp.yaml:2:16: tap.backend: expected auto, tap or virtio-user") != std::string::npos);
+        CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n").find("tap.vhost_net: expected an absolute path") != std::string::npos);
+        CHECK(errorOf("nic: {device: net_null0}\ntap: {device: net_null1, backend: tap}\n").find("tap.backend: tap.device names the kernel side already") != std::string::npos);
+    }
+}
