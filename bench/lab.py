@@ -283,8 +283,25 @@ class Lab:
             self.dp = None
             self.start_wire(veth=False)
 
+    def dp_counters(self):
+        """rxtune-dp's busy cycles (RX core, each worker) and uptime, from its telemetry socket."""
+        if not self.dp:
+            return None
+        import socket
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            s.connect("/var/run/dpdk/rxlab-%d/dpdk_telemetry.v2" % self.pid)
+            s.recv(65536)
+            s.send(b"/rxtune_dp/stats")
+            d = json.loads(s.recv(1 << 20))["/rxtune_dp/stats"]
+        finally:
+            s.close()
+        return {"rx": d["rx_busy_cycles"], "workers": d["worker_busy_cycles"], "up": d["uptime_cycles"],
+                "rx_cpu": d["rx_cpu"], "worker_cpus": d["worker_cpu"]}
+
     # ---- measurement ----
     def measure(self, connections, duration, rate=0, timeout_ms=2000):
+        dp0 = self.dp_counters()
         before, cpu0 = softnet(), cpu_times()
         args = ["taskset", "-c", self.load_cpus, "ip", "netns", "exec", self.cli, LOAD, "--host", SERVER_IP, "--port",
                 str(PORT), "--connections", str(connections), "--duration", str(duration), "--timeout-ms", str(timeout_ms)]
@@ -304,6 +321,14 @@ class Lab:
         res["softnet_dropped"] = sum(v[1] for v in d.values())
         res["softnet_squeezed"] = sum(v[2] for v in d.values())
         res["cpu_busy"] = {str(c): round((cpu1[c][0] - cpu0[c][0]) / max(1, cpu1[c][1] - cpu0[c][1]), 2) for c in sorted(cpu1)}
+        dp1 = self.dp_counters()
+        if dp0 and dp1:
+            # The share of their time rxtune-dp's cores spent on packets (not polling empty
+            # queues): the RX core's headroom at this rate is what a bigger host's workers could use.
+            up = max(1, dp1["up"] - dp0["up"])
+            res["dp_rx_busy"] = round((dp1["rx"] - dp0["rx"]) / up, 3)
+            res["dp_worker_busy"] = [round((b - a) / up, 3) for a, b in zip(dp0["workers"], dp1["workers"])]
+            res["dp_cpus"] = [dp1["rx_cpu"]] + dp1["worker_cpus"]
         return res
 
     def wrk(self, connections, duration):
@@ -423,6 +448,18 @@ def report(results, duration):
             r["scenario"], c, r["rps"], "%d (%.0f-%.0f)" % (n, lo, hi) if n > 1 else "1", ratio(base), ratio(tunesh),
             r["p50_us"] / 1000, r["p99_us"] / 1000,
             r["busiest_cpu_share"], busy, r["softnet_dropped"], r["softnet_squeezed"], r["failures"]))
+    dps = [r for r in closed if "dp_rx_busy" in r]
+    if dps:
+        lines += ["", "rxtune-dp's cores at the measured rate (share of time on packets, not on empty polls; the RX "
+                  "core's headroom is what more workers on a bigger host could use):", "",
+                  "| connections | req/s | RX core busy (CPU) | RX core headroom | workers busy (CPUs) | req/s the RX core alone could carry |",
+                  "|---|---|---|---|---|---|"]
+        for r in sorted(dps, key=lambda r: r["connections"]):
+            cpus = r.get("dp_cpus", [])
+            lines.append("| %d | %.0f | %d%% (%s) | %d%% | %s (%s) | %s |" % (
+                r["connections"], r["rps"], round(100 * r["dp_rx_busy"]), cpus[0] if cpus else "?",
+                round(100 * (1 - r["dp_rx_busy"])), "/".join("%d%%" % round(100 * w) for w in r["dp_worker_busy"]),
+                ",".join(map(str, cpus[1:])), "%.0f" % (r["rps"] / r["dp_rx_busy"]) if r["dp_rx_busy"] > 0 else "-"))
     wrk = [r for r in results if r.get("method") == "wrk"]
     for w in wrk:
         lines.append("")

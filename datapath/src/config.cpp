@@ -1,5 +1,7 @@
 #include "config.hpp"
 
+#include <algorithm>
+
 #include <charconv>
 #include <fstream>
 #include <set>
@@ -159,7 +161,7 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
             auto v = scalar(n, "tx_mode");
             if (v == "ring") c.txMode = TxMode::kRing;
             else if (v == "lock") c.txMode = TxMode::kLock;
-            else bad(n, "tx_mode", "expected ring or lock, got '" + v + "'");
+            else bad(n, "tx_mode", "expected lock or ring, got '" + v + "'");
         }
         if (auto n = root["idle_sleep_us"]) c.idleSleepUs = number(n, "idle_sleep_us", 0, 100000);
     } catch (const yamlcfg::ConfigError& e) {

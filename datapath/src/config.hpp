@@ -14,7 +14,10 @@
 
 namespace rxtune::dp {
 
-enum class TxMode { kRing, kLock };  // how workers share the NIC's one TX queue
+// How workers share the NIC's one TX queue: under a spinlock (the default: in every run of
+// bench/datapath_bench.sh it held 35-59 Mpps, where the ring drained by the RX core ranged 6-40),
+// or through a multi-producer ring that the RX core drains.
+enum class TxMode { kRing, kLock };
 // The kernel side: virtio-user over vhost-net (no system call per packet on our side) where the
 // host has it, else the TAP PMD (a readv/writev per packet); auto picks.
 enum class TapBackend { kAuto, kTap, kVirtioUser };
@@ -42,7 +45,7 @@ struct DpConfig {
     unsigned burst = 32;
     unsigned mbufs = 0;                    // 0: sized from queues and rings
     unsigned retaSize = 128;
-    TxMode txMode = TxMode::kRing;
+    TxMode txMode = TxMode::kLock;
     unsigned idleSleepUs = 0;              // 0: busy poll; else sleep this long after idle polls
 };
 

@@ -611,7 +611,8 @@ Result<int> runDatapath(const DpConfig& c) {
     log(SD_NOTICE, "running: NIC " + portNameOf(c.nic) + " RX on CPU " + std::to_string(*c.rxCpu) + ", " +
                        std::to_string(n) + " workers (redirection table " + shares.str() + " of " +
                        std::to_string(rt.reta.size()) + "), TAP " + c.tapName + " " + c.tapMac + ", MTU " +
-                       std::to_string(mtu));
+                       std::to_string(mtu) + ", replies to the NIC " +
+                       (c.txMode == TxMode::kRing ? "through the RX core's ring (tx_mode ring)" : "under a spinlock (tx_mode lock)"));
     sd_notify(0, "READY=1");
 
     rxLoop(rt);  // returns on SIGINT/SIGTERM: stage 1, the NIC is no longer polled

@@ -45,7 +45,7 @@ int main(int argc, char** argv) {
     std::string tapBackend;
     app.add_option("--tap-backend", tapBackend, "The kernel side: auto (virtio-user where vhost-net works, else TAP), tap or virtio-user")
         ->check(CLI::IsMember({"auto", "tap", "virtio-user"}));
-    app.add_option("--tx-mode", txMode, "How workers share the NIC's TX queue: ring (default) or lock")
+    app.add_option("--tx-mode", txMode, "How workers share the NIC's TX queue: lock (default: a spinlock around the transmit) or ring (drained by the RX core)")
         ->check(CLI::IsMember({"ring", "lock"}));
     auto* fixOpt = app.add_flag("--fix-checksums", fix, "Recompute TCP/UDP checksums of frames from the NIC");
     auto* idleOpt = app.add_option("--idle-sleep-us", idleSleep, "Sleep this long after idle polls (0: busy poll)");
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
     if (!exceptionDevice.empty()) c.exceptionDevice = exceptionDevice;
     if (!tapBackend.empty())
         c.tapBackend = tapBackend == "tap" ? TapBackend::kTap : tapBackend == "virtio-user" ? TapBackend::kVirtioUser : TapBackend::kAuto;
-    if (!txMode.empty()) c.txMode = txMode == "lock" ? TxMode::kLock : TxMode::kRing;
+    if (!txMode.empty()) c.txMode = txMode == "ring" ? TxMode::kRing : TxMode::kLock;
     if (fixOpt->count()) c.fixChecksums = fix;
     if (idleOpt->count()) c.idleSleepUs = idleSleep;
     c.eal.insert(c.eal.end(), eal.begin(), eal.end());
@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
         for (size_t i = 0; i < c.workerCpus.size(); ++i)
             std::cout << "\n  - {queue: " << i << ", cpu: " << c.workerCpus[i] << ", reta_entries: " << shares[i] << "}";
         std::cout << "\ntap: {name: " << c.tapName << ", mac: " << c.tapMac << ", queues: " << c.workerCpus.size() << "}\n";
+        std::cout << "tx_mode: " << (c.txMode == TxMode::kRing ? "ring" : "lock") << "\n";
         return 0;
     }
     auto rc = runDatapath(c);

@@ -68,7 +68,7 @@ TEST_CASE("datapath config: bad input names file, line, column and key") {
                                                               "file_prefix, idle_sleep_us, mbufs, nic, reta_size, ring_size, "
                                                               "rx_cpu, tap, tx_mode, workers)");
     CHECK(errorOf("nic: {device: net_null0}\nburst: lots\n").find("dp.yaml:2:8: burst: expected an integer from 1 to 256, got 'lots'") == 0);
-    CHECK(errorOf("nic: {device: net_null0}\ntx_mode: fast\n").find("dp.yaml:2:10: tx_mode: expected ring or lock") == 0);
+    CHECK(errorOf("nic: {device: net_null0}\ntx_mode: fast\n").find("dp.yaml:2:10: tx_mode: expected lock or ring") == 0);
     CHECK(errorOf("nic: {device: net_null0, fix_checksums: yes}\n").find("nic.fix_checksums: expected true or false") != std::string::npos);
     CHECK(errorOf("nic: {device: net_null0}\ntap: {mac: \"01:00:00:00:00:01\"}\n").find("tap.mac: ") != std::string::npos);
     CHECK(errorOf("nic: {device: net_null0}\ntap: {addresses: [10.0.0.1]}\n").find("tap.addresses: expected an address with a prefix length") != std::string::npos);
@@ -162,4 +162,16 @@ TEST_CASE("datapath config: the exception path, TAP or virtio-user over vhost-ne
         CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n").find("tap.vhost_net: expected an absolute path") != std::string::npos);
         CHECK(errorOf("nic: {device: net_null0}\ntap: {device: net_null1, backend: tap}\n").find("tap.backend: tap.device names the kernel side already") != std::string::npos);
     }
+}
+
+TEST_CASE("datapath config: tx_mode is lock unless ring is asked for") {
+    auto mode = [](const std::string& yaml) {
+        auto c = parseDpConfig(yaml, "dp.yaml");
+        REQUIRE(c);
+        REQUIRE(validateDpConfig(*c, CpuSet::range(0, 3)));
+        return c->txMode;
+    };
+    CHECK(mode("nic: {device: net_null0}\n") == TxMode::kLock);
+    CHECK(mode("nic: {device: net_null0}\ntx_mode: ring\n") == TxMode::kRing);
+    CHECK(errorOf("nic: {device: net_null0}\ntx_mode: both\n").find("dp.yaml:2:10: tx_mode: expected lock or ring, got 'both'") != std::string::npos);
 }
