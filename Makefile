@@ -8,14 +8,15 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
 	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libsystemd-dev \
 	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter \
-	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux
+	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux \
+	mmdebstrap podman runc python3-yaml libcap2-bin
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps bench-deps build build-asan build-fuzz werror run test deb lab clean
+.PHONY: all deps bench-deps build build-asan build-fuzz werror run test deb image lab clean
 
 all: build
 
@@ -94,5 +95,10 @@ deb: deps
 	cd build-deb/src && dpkg-buildpackage -us -uc -b -j$$(nproc) > ../build.log 2>&1 || { tail -50 ../build.log; exit 1; }
 	ls build-deb/*.deb
 
+# The container image the Kubernetes DaemonSet runs, from the .deb: build-image/rxtune-VERSION.oci.tar
+# (podman load -i ..., or ctr -n k8s.io images import ...), also loaded into this host's podman.
+image: deb
+	packaging/image/build.sh "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" build-image
+
 clean:
-	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-deb
+	rm -rf $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ) build-deb build-image

@@ -56,6 +56,7 @@ stage "integration (asan+ubsan)" meson test -C "$BUILD_ASAN" --suite integration
 stage "lab smoke"            env BUILD="$BUILD" python3 bench/lab.py --smoke
 stage "staged install"       tests/package/staged_install.sh "$BUILD"
 stage "package"              tests/package/test_package.sh
+stage "image"                tests/package/test_image.sh
 stage "fuzz cpuset"          fuzz cpuset_fuzz tests/fuzz/corpus/cpuset
 stage "fuzz interrupts"      fuzz interrupts_fuzz tests/fuzz/corpus/interrupts
 stage "fuzz profile"         fuzz profile_fuzz tests/fuzz/corpus/profile

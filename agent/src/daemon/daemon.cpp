@@ -428,6 +428,7 @@ int runDaemon(const std::string& configPath, bool configGiven) {
         return 1;
     }
     FileTree fs("/");
+    if (loaded->config.procSys != "/proc/sys") fs.redirect("proc/sys/", loaded->config.procSys);
     auto nl = Netlink::open();
     if (!nl) {
         LOG_E(nl.error().message());

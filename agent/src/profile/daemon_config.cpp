@@ -31,7 +31,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
     try {
         YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",
-                                        "state_dir", "run_dir", "bpf_dir", "http_threads", "http_max_connections", "http_timeout",
+                                        "state_dir", "run_dir", "bpf_dir", "proc_sys", "http_threads", "http_max_connections", "http_timeout",
                                         "datapaths", "bpf_accounting",
                                         "bpf_max_softirq_rate"});
         if (auto n = root["profile"]) c.profile = scalar(n, "profile");
@@ -63,6 +63,10 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         if (auto n = root["state_dir"]) c.stateDir = scalar(n, "state_dir");
         if (auto n = root["run_dir"]) c.runDir = scalar(n, "run_dir");
         if (auto n = root["bpf_dir"]) c.bpfDir = scalar(n, "bpf_dir");
+        if (auto n = root["proc_sys"]) {
+            c.procSys = scalar(n, "proc_sys");
+            if (c.procSys.empty() || c.procSys.front() != '/') bad(n, "proc_sys", "expected an absolute path, got '" + c.procSys + "'");
+        }
         if (auto n = root["bpf_accounting"]) {
             auto v = scalar(n, "bpf_accounting");
             if (v == "auto") c.bpfAccounting = BpfAccounting::kAuto;

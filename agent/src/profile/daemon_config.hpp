@@ -26,6 +26,9 @@ struct DaemonConfig {
     std::string stateDir = "/var/lib/rxtune";
     std::string runDir = "/run/rxtune";
     std::string bpfDir = "/sys/fs/bpf/rxtune";
+    // Where the host's /proc/sys is: a container has it mounted elsewhere (the DaemonSet:
+    // /host/proc/sys), since runc mounts nothing inside /proc and its own /proc/sys is read-only.
+    std::string procSys = "/proc/sys";
     BpfAccounting bpfAccounting = BpfAccounting::kAuto;
     std::uint64_t bpfMaxSoftirqRate = 100000;
     std::size_t httpMaxConnections = 4096;         // scrape endpoint: open connections at most

@@ -43,7 +43,14 @@ FileTree::FileTree(std::string root) : root_(std::move(root)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
 }
 
+void FileTree::redirect(std::string prefix, std::string dir) {
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    redirectPrefix_ = std::move(prefix);
+    redirectDir_ = std::move(dir);
+}
+
 std::string FileTree::full(const std::string& rel) const {
+    if (!redirectPrefix_.empty() && rel.starts_with(redirectPrefix_)) return redirectDir_ + "/" + rel.substr(redirectPrefix_.size());
     if (root_ == "/") return "/" + rel;
     return root_ + "/" + rel;
 }

@@ -29,6 +29,10 @@ public:
     std::string full(const std::string& rel) const;
     const std::string& root() const { return root_; }
 
+    // Paths under `prefix` ("proc/sys/") are looked up in `dir` instead: a container that cannot
+    // have the host's /proc/sys at /proc/sys (runc mounts nothing inside /proc) has it elsewhere.
+    void redirect(std::string prefix, std::string dir);
+
     // The directory `rel` opened once, as a tree of its own (a device's sysfs directory, read a
     // dozen times in a row): each access then walks from there, not from the root through the
     // /sys/class/net symlink. Meant for a short run of reads: it keeps following the directory it
@@ -43,6 +47,7 @@ protected:
 
 private:
     std::string root_;
+    std::string redirectPrefix_, redirectDir_;
 };
 
 }  // namespace rxtune

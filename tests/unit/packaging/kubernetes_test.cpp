@@ -48,6 +48,11 @@ TEST_CASE("the Kubernetes manifests parse and agree with the daemon and the pack
     CHECK(c["livenessProbe"]["httpGet"]["port"].as<std::string>() == port);
     CHECK(c["livenessProbe"]["httpGet"]["path"].as<std::string>() == "/metrics");
     CHECK(c["command"][0].as<std::string>() == "/usr/sbin/rxtune");
+    // The image `make image` builds and tests/package/test_image.sh runs (it reads this manifest).
+    CHECK(c["image"].as<std::string>() == "localhost/rxtune:" RXTUNE_VERSION);
+    CHECK(c["imagePullPolicy"].as<std::string>() == "Never");
+    // bpf() with CAP_BPF (runtimes' default seccomp profiles want CAP_SYS_ADMIN for it).
+    CHECK(c["securityContext"]["seccompProfile"]["type"].as<std::string>() == "Unconfined");
     CHECK(c["command"][3].as<std::string>() == "/etc/rxtune/rxtune.yaml");
     CHECK_FALSE(c["securityContext"]["privileged"].as<bool>());
     CHECK(c["securityContext"]["capabilities"]["add"][0].as<std::string>() == "NET_ADMIN");
@@ -56,7 +61,8 @@ TEST_CASE("the Kubernetes manifests parse and agree with the daemon and the pack
     for (const auto& m : c["volumeMounts"]) mounts.insert(m["mountPath"].as<std::string>());
     for (const auto& v : pod["spec"]["volumes"])
         if (v["hostPath"]) hostPaths.insert(v["hostPath"]["path"].as<std::string>());
-    CHECK(mounts == std::set<std::string>{"/etc/rxtune", "/sys", "/proc/sys", cfg->stateDir, cfg->runDir});
+    CHECK(cfg->procSys == "/host/proc/sys");  // runc mounts nothing inside /proc
+    CHECK(mounts == std::set<std::string>{"/etc/rxtune", "/sys", cfg->procSys, cfg->stateDir, cfg->runDir});
     CHECK(hostPaths == std::set<std::string>{"/sys", "/proc/sys", "/var/lib/rxtune", "/run/rxtune"});
 
     REQUIRE(sm.size() == 2);

@@ -31,6 +31,8 @@ TEST_CASE("daemon config defaults and values", "[config]") {
     CHECK(b.bpfAccounting == BpfAccounting::kOff);
     CHECK(b.bpfMaxSoftirqRate == 5000);
     CHECK(parseDaemonConfig("bpf_accounting: on\n", "c.yaml").value().bpfAccounting == BpfAccounting::kOn);
+    CHECK(d.procSys == "/proc/sys");
+    CHECK(parseDaemonConfig("proc_sys: /host/proc/sys\n", "c.yaml").value().procSys == "/host/proc/sys");
 }
 
 TEST_CASE("daemon config errors are located", "[config]") {
@@ -49,6 +51,7 @@ TEST_CASE("daemon config errors are located", "[config]") {
     CHECK(err("bpf_max_softirq_rate: 10\n") == "c.yaml:1:23: bpf_max_softirq_rate: expected an integer from 100 to 100000000, got '10'");
     CHECK(err("http_max_connections: 1\n").find("from 16 to 65536") != std::string::npos);
     CHECK(err("http_threads: 8\n").find("http_threads: no longer used") != std::string::npos);
+    CHECK(err("proc_sys: host/proc/sys\n") == "c.yaml:1:11: proc_sys: expected an absolute path, got 'host/proc/sys'");
     CHECK(err("profile: [x\n").find("malformed YAML") != std::string::npos);
     CHECK(err("- a\n- b\n").find("expected a mapping") != std::string::npos);
 }

@@ -31,3 +31,18 @@ TEST_CASE("FileTree errors carry errno and the full path", "[file_tree]") {
     CHECK_FALSE(fs.exists("proc/sys/net/core/not_a_knob"));
     CHECK(fs.list("sys/nope").error().code == ENOENT);
 }
+
+TEST_CASE("FileTree can look proc/sys up elsewhere (a container's host /proc/sys)", "[file_tree]") {
+    test::TempTree tmp("vm-no-cpufreq");
+    test::TempTree host("vm-no-cpufreq");
+    host.put("proc/sys/net/core/somaxconn", "4242\n");
+    FileTree fs(tmp.path().string());
+    fs.redirect("proc/sys/", (host.path() / "proc" / "sys").string() + "/");
+    CHECK(fs.read("proc/sys/net/core/somaxconn").value() == "4242\n");
+    REQUIRE(fs.write("proc/sys/net/core/somaxconn", "8192"));
+    CHECK(FileTree(host.path().string()).read("proc/sys/net/core/somaxconn").value() == "8192");
+    CHECK(FileTree(tmp.path().string()).read("proc/sys/net/core/somaxconn").value_or("") != "8192");  // the root's copy untouched
+    CHECK(fs.full("proc/sys/net/core/somaxconn") == (host.path() / "proc/sys/net/core/somaxconn").string());
+    CHECK(fs.read("proc/interrupts").has_value());  // the rest of proc stays under the root
+    CHECK(fs.full("proc/interrupts") == (tmp.path() / "proc/interrupts").string());
+}
