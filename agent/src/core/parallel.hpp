@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <thread>
 #include <vector>
@@ -17,16 +18,18 @@ inline size_t threadsFor(size_t n) {
     return n >= kParallelFrom ? std::clamp<size_t>(std::thread::hardware_concurrency(), 1, kMaxThreads) : 1;
 }
 
-// Calls work(i) for every i in [0, n) on `threads` threads, the caller's one of them; thread t
-// takes t, t + threads, ... . Returns when all are done.
+// Calls work(i) for every i in [0, n) on `threads` threads, the caller's one of them. Each takes
+// the next item as it finishes one (not a fixed share: on a busy host one thread can be held up
+// while another would idle). Returns when all are done.
 template <class Work>
 void forEachOn(size_t threads, size_t n, const Work& work) {
-    auto slice = [&](size_t from) {
-        for (size_t i = from; i < n; i += threads) work(i);
+    std::atomic<size_t> next{0};
+    auto run = [&] {
+        for (size_t i = next++; i < n; i = next++) work(i);
     };
     std::vector<std::jthread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(slice, t);
-    slice(0);
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(run);
+    run();
 }
 
 }  // namespace rxtune

@@ -85,21 +85,93 @@ Result<std::optional<Journal>> JournalStore::load() const {
     }
 }
 
+namespace {
+
+// A JSON string: the journal's texts are sysfs and procfs contents, UTF-8 or refused (a journal
+// the parser could not read back would lose the originals it holds).
+bool appendString(std::string& out, std::string_view s) {
+    out += '"';
+    for (size_t i = 0; i < s.size(); ++i) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x80) {
+            // One well-formed UTF-8 sequence (RFC 3629, table 3-7 of Unicode: no overlong forms,
+            // no surrogates, nothing past U+10FFFF), as the parser will want it.
+            size_t len = 0;
+            unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
+            if (c >= 0xc2 && c <= 0xdf) len = 2;
+            else if (c >= 0xe0 && c <= 0xef) len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+            else if (c >= 0xf0 && c <= 0xf4) len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+            if (len == 0 || i + len > s.size()) return false;
+            const auto second = static_cast<unsigned char>(s[i + 1]);
+            if (second < lo || second > hi) return false;
+            for (size_t k = 2; k < len; ++k)
+                if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
+            out.append(s.substr(i, len));
+            i += len - 1;
+            continue;
+        }
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\n': out += "\\n"; break;
+            case '\t': out += "\\t"; break;
+            case '\r': out += "\\r"; break;
+            default:
+                if (c < 0x20) {
+                    static constexpr char kHex[] = "0123456789abcdef";
+                    out += "\\u00";
+                    out += kHex[c >> 4];
+                    out += kHex[c & 0xf];
+                } else {
+                    out += static_cast<char>(c);
+                }
+        }
+    }
+    out += '"';
+    return true;
+}
+
+}  // namespace
+
+// Written by hand, one entry per line: with thousands of devices the journal holds thousands of
+// entries, and a JSON document built in memory first cost more than the fsync (the apply waits
+// for it before its first write). JournalStore::load reads it with the JSON parser.
 Result<void> JournalStore::save(const Journal& jr) const {
-    json j;
-    j["version"] = 1;
-    j["state"] = jr.state;
-    j["generation"] = jr.generation;
-    j["pid"] = jr.pid;
-    j["profile"] = jr.profile;
-    j["applied_at"] = jr.appliedAt;
-    j["originals"] = json::array();
-    for (const auto& o : jr.originals)
-        j["originals"].push_back({{"id", o.id}, {"path", o.path}, {"kind", toString(o.kind)}, {"value", o.value}});
-    j["applied"] = json::array();
-    for (const auto& s : jr.applied)
-        j["applied"].push_back({{"id", s.id}, {"path", s.path}, {"kind", toString(s.kind)}, {"desired", s.desired}});
-    return writeFileAtomic(path(), j.dump(1) + "\n", true);
+    std::string out;
+    out.reserve(256 + 160 * (jr.originals.size() + jr.applied.size()));
+    bool ok = true;
+    auto field = [&](const char* key, std::string_view value, const char* after) {
+        out += '"';
+        out += key;
+        out += "\": ";
+        ok = appendString(out, value) && ok;
+        out += after;
+    };
+    out += "{\n \"version\": 1,\n ";
+    field("state", jr.state, ",\n ");
+    out += "\"generation\": " + std::to_string(jr.generation) + ",\n \"pid\": " + std::to_string(jr.pid) + ",\n ";
+    field("profile", jr.profile, ",\n ");
+    field("applied_at", jr.appliedAt, ",\n \"originals\": [");
+    for (size_t i = 0; i < jr.originals.size(); ++i) {
+        const auto& o = jr.originals[i];
+        out += i ? ",\n  {" : "\n  {";
+        field("id", o.id, ", ");
+        field("path", o.path, ", ");
+        field("kind", toString(o.kind), ", ");
+        field("value", o.value, "}");
+    }
+    out += jr.originals.empty() ? "],\n \"applied\": [" : "\n ],\n \"applied\": [";
+    for (size_t i = 0; i < jr.applied.size(); ++i) {
+        const auto& a = jr.applied[i];
+        out += i ? ",\n  {" : "\n  {";
+        field("id", a.id, ", ");
+        field("path", a.path, ", ");
+        field("kind", toString(a.kind), ", ");
+        field("desired", a.desired, "}");
+    }
+    out += jr.applied.empty() ? "]\n}\n" : "\n ]\n}\n";
+    if (!ok) return fail(EINVAL, "save", path(), "a value is not valid UTF-8; nothing was written");
+    return writeFileAtomic(path(), out, true);
 }
 
 Result<void> JournalStore::markApplied(std::uint64_t generation, const std::string& at) const {

@@ -1,0 +1,106 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "state/journal.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+struct TempDir {
+    std::filesystem::path path;
+    TempDir() {
+        std::string t = (std::filesystem::temp_directory_path() / "rxtune-journal-XXXXXX").string();
+        REQUIRE(mkdtemp(t.data()));
+        path = t;
+    }
+    ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("the journal round-trips every byte of its values, and is JSON", "[journal]") {
+    TempDir dir;
+    JournalStore store(dir.path.string());
+    Journal j;
+    j.state = "applying";
+    j.generation = 1796061762000000123ull;
+    j.pid = 4242;
+    j.profile = "gw \"edge\"";
+    j.appliedAt = "2026-11-30T18:00:00Z";
+    // What sysfs and procfs hand back: newlines, tabs, commas, quotes, backslashes, a control
+    // byte, and UTF-8 (an interface alias, say).
+    const std::vector<std::string> values = {"00000000,00000003\n", "4096\t131072\t6291456\n", "a\"b\\c", std::string("x\x01y", 3),
+                                             "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", ""};
+    for (size_t i = 0; i < values.size(); ++i) {
+        j.originals.push_back({"k" + std::to_string(i), "sys/class/net/e" + std::to_string(i) + "/queues/rx-0/rps_cpus", ValueKind::kCpuMask, values[i]});
+        Setting s;
+        s.id = "k" + std::to_string(i);
+        s.path = j.originals.back().path;
+        s.kind = ValueKind::kCpuMask;
+        s.desired = values[i];
+        j.applied.push_back(s);
+    }
+    REQUIRE(store.save(j));
+    auto back = store.load();
+    REQUIRE(back);
+    REQUIRE(back->has_value());
+    const Journal& r = **back;
+    CHECK(r.state == "applying");
+    CHECK(r.generation == j.generation);
+    CHECK(r.pid == 4242);
+    CHECK(r.profile == j.profile);
+    CHECK(r.appliedAt == j.appliedAt);
+    REQUIRE(r.originals.size() == values.size());
+    REQUIRE(r.applied.size() == values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+        CHECK(r.originals[i].value == values[i]);
+        CHECK(r.originals[i].path == j.originals[i].path);
+        CHECK(r.originals[i].kind == ValueKind::kCpuMask);
+        CHECK(r.applied[i].desired == values[i]);
+    }
+    // Any JSON parser reads it (it is not only our loader's format).
+    std::ifstream in(store.path());
+    std::stringstream text;
+    text << in.rdbuf();
+    auto doc = nlohmann::json::parse(text.str());
+    CHECK(doc["version"] == 1);
+    CHECK(doc["originals"][3]["value"] == std::string("x\x01y", 3));
+
+    SECTION("empty lists") {
+        Journal e;
+        e.state = "applied";
+        REQUIRE(store.save(e));
+        auto l = store.load();
+        REQUIRE(l);
+        REQUIRE(l->has_value());
+        CHECK((*l)->originals.empty());
+        CHECK((*l)->applied.empty());
+    }
+}
+
+TEST_CASE("a value that is not UTF-8 is refused and the journal on disk stays as it was", "[journal]") {
+    TempDir dir;
+    JournalStore store(dir.path.string());
+    Journal good;
+    good.state = "applied";
+    good.originals.push_back({"k", "proc/sys/net/core/somaxconn", ValueKind::kInteger, "4096\n"});
+    REQUIRE(store.save(good));
+    for (const std::string& bad : {std::string("\xff"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"),
+                                  std::string("\xe2\x82"), std::string("\x80")}) {
+        Journal j = good;
+        j.originals.push_back({"x", "sys/x", ValueKind::kWord, bad});
+        auto r = store.save(j);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message().find("not valid UTF-8") != std::string::npos);
+        auto l = store.load();
+        REQUIRE(l);
+        REQUIRE(l->has_value());
+        CHECK((*l)->originals.size() == 1);
+    }
+}
