@@ -255,11 +255,17 @@ TEST_CASE("an interface deleted during apply: clear error, host unchanged", "[in
     const std::string prof = s.profile("vanish", kPairsProfile);
     std::mt19937 rng(777);
     int failedCleanly = 0;
-    for (int round = 0; round < 8; ++round) {
-        INFO("round " << round);
+    // The deletions land anywhere in an apply: how long one takes here is measured first (not
+    // asserted), as in the SIGKILL test; `ip link del` itself takes a few ms to start.
+    const auto t0 = std::chrono::steady_clock::now();
+    REQUIRE(ns.exec(s.args({"apply", "--profile", prof})).status == 0);
+    const auto applyUs = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
+    REQUIRE(ns.exec(s.args({"revert"})).status == 0);
+    for (int round = 0; round < 12; ++round) {
+        INFO("round " << round << ", apply takes " << applyUs << " us here");
         const std::string victim = "c" + std::to_string(100 + round);
         pid_t pid = spawnInNs(ns, s.args({"apply", "--profile", prof}), (s.dir / "err").string());
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(20, 400)(rng)));
+        std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<long>(0, applyUs * 3 / 4)(rng)));
         ns.ip({"link", "del", victim});
         const int status = waitStatus(pid);
         const std::string err = slurp(s.dir / "err");
