@@ -152,24 +152,21 @@ Result<void> JournalStore::save(const Journal& jr) const {
     out += "\"generation\": " + std::to_string(jr.generation) + ",\n \"pid\": " + std::to_string(jr.pid) + ",\n ";
     field("profile", jr.profile, ",\n ");
     field("applied_at", jr.appliedAt, ",\n \"originals\": [");
-    for (size_t i = 0; i < jr.originals.size(); ++i) {
-        const auto& o = jr.originals[i];
-        out += i ? ",\n  {" : "\n  {";
-        field("id", o.id, ", ");
-        field("path", o.path, ", ");
-        field("kind", toString(o.kind), ", ");
-        field("value", o.value, "}");
-    }
-    out += jr.originals.empty() ? "],\n \"applied\": [" : "\n ],\n \"applied\": [";
-    for (size_t i = 0; i < jr.applied.size(); ++i) {
-        const auto& a = jr.applied[i];
-        out += i ? ",\n  {" : "\n  {";
-        field("id", a.id, ", ");
-        field("path", a.path, ", ");
-        field("kind", toString(a.kind), ", ");
-        field("desired", a.desired, "}");
-    }
-    out += jr.applied.empty() ? "]\n}\n" : "\n ]\n}\n";
+    // One entry per line: id, path, kind and the entry's value under `valueKey`.
+    auto entries = [&](const auto& items, const char* valueKey, const auto& valueOf) {
+        for (size_t i = 0; i < items.size(); ++i) {
+            out += i ? ",\n  {" : "\n  {";
+            field("id", items[i].id, ", ");
+            field("path", items[i].path, ", ");
+            field("kind", toString(items[i].kind), ", ");
+            field(valueKey, valueOf(items[i]), "}");
+        }
+        out += items.empty() ? "]" : "\n ]";
+    };
+    entries(jr.originals, "value", [](const Original& o) -> const std::string& { return o.value; });
+    out += ",\n \"applied\": [";
+    entries(jr.applied, "desired", [](const Setting& a) -> const std::string& { return a.desired; });
+    out += "\n}\n";
     if (!ok) return fail(EINVAL, "save", path(), "a value is not valid UTF-8; nothing was written");
     return writeFileAtomic(path(), out, true);
 }
