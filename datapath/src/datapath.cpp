@@ -59,8 +59,7 @@ struct Runtime {
     std::vector<uint16_t> reta;
     uint32_t retaMask = 0;
     uint16_t burst = 32;
-    bool nicHash = false;  // the NIC port delivers a symmetric RSS hash in the mbuf
-    std::string hashWhy;
+    bool nicHash = false;  // the RX core takes the NIC port's symmetric RSS hash from the mbuf
     std::string exceptionKind, exceptionWhy;
     rte_mempool* pool = nullptr;
     rte_ring* rings[kMaxWorkers] = {};
@@ -176,7 +175,7 @@ void rxLoop(Runtime& rt) {
     // The worker needs the headers' offsets and types only to fix checksums; otherwise the RX core
     // writes nothing into the mbuf, so that the worker reads lines that are not dirty on another core.
     const bool mark = rt.cfg->fixChecksums;
-    const bool nicHash = rt.nicHash && !mark;  // the NIC's symmetric RSS hash, where it gives one
+    const bool nicHash = rt.nicHash;
     const unsigned sleepUs = rt.cfg->idleSleepUs;
     const uint16_t* reta = rt.reta.data();
     const uint32_t retaMask = rt.retaMask;
@@ -334,7 +333,7 @@ int telemetryStats(const char*, const char*, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "nic", portNameOf(c.nic).c_str());
     rte_tel_data_add_dict_string(d, "tap", c.tapName.c_str());
     rte_tel_data_add_dict_string(d, "tx_mode", c.txMode == TxMode::kRing ? "ring" : "lock");
-    rte_tel_data_add_dict_string(d, "flow_hash", rt->nicHash && !c.fixChecksums ? "nic" : "software");
+    rte_tel_data_add_dict_string(d, "flow_hash", rt->nicHash ? "nic" : "software");
     rte_tel_data_add_dict_string(d, "exception_path", rt->exceptionKind.c_str());
     rte_tel_data_add_dict_string(d, "exception_why", rt->exceptionWhy.c_str());
     rte_tel_data_add_dict_u64(d, "workers", rt->workers);
@@ -545,8 +544,8 @@ Result<int> runDatapath(const DpConfig& c) {
 
     HashChoice hash;
     if (auto ok = setupPort(rt.nicPort, "NIC " + portNameOf(c.nic), 1, kNicDesc, eal.pool, &hash); !ok) return failWith(ok.error());
-    rt.nicHash = hash.nic;
-    rt.hashWhy = hash.why;
+    // fix_checksums needs the headers parsed on the RX core all the same.
+    rt.nicHash = hash.nic && !c.fixChecksums;
     log(SD_INFO, std::string("flow hash: ") + (hash.nic ? "NIC" : "software") + " (" + hash.why + ")" +
                      (hash.nic && c.fixChecksums ? "; parsed on the RX core all the same, fix_checksums needs the headers" : ""));
     if (auto ok = setupPort(rt.tapPort, "TAP " + c.tapName, static_cast<uint16_t>(n), kTapDesc, eal.pool); !ok)

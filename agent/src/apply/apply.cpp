@@ -218,15 +218,15 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     // each write is one file's, and the kernel's work behind it (an RPS flow table allocated and
     // cleared) is per queue. XDP steering is installed from this thread alone. The first write that
     // fails stops the others after their current one.
-    std::vector<std::vector<size_t>> byDevice;  // indices into pending; "" (host-wide, XDP) first
+    // Indices into pending by device, in order of first appearance; "" (host-wide, XDP) too.
+    std::vector<std::pair<std::string, std::vector<size_t>>> byDevice;
     {
-        std::map<std::string, size_t> group{{"", 0}};
-        byDevice.emplace_back();
+        std::map<std::string, size_t> group;
         for (size_t i = 0; i < pending.size(); ++i) {
             const std::string dev = pending[i]->kind == ValueKind::kXdp ? "" : paths::deviceOf(pending[i]->path);
             auto [it, fresh] = group.emplace(dev, byDevice.size());
-            if (fresh) byDevice.emplace_back();
-            byDevice[it->second].push_back(i);
+            if (fresh) byDevice.emplace_back(dev, std::vector<size_t>());
+            byDevice[it->second].second.push_back(i);
         }
     }
     const bool xdp = std::any_of(pending.begin(), pending.end(), [](const Setting* s) { return s->kind == ValueKind::kXdp; });
@@ -236,16 +236,15 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     std::mutex failMutex;
     auto netDir = fs.netDir();  // sys/class/net, opened once: each device is looked up from there
     forEachOn(xdp ? 1 : threadsFor(byDevice.size()), byDevice.size(), [&](size_t g) {
-        if (byDevice[g].empty()) return;
+        const auto& [dev, items] = byDevice[g];
         // Where the directory cannot be opened (the device just vanished), each write goes by its
         // own path and fails there, naming it.
-        const std::string dev = g == 0 ? "" : paths::deviceOf(pending[byDevice[g].front()]->path);
         std::unique_ptr<FileTree> dir;
         if (!dev.empty() && netDir)
             if (auto d = (*netDir)->subtree(dev)) dir = std::move(*d);
         const std::string prefix = paths::netDev(dev) + "/";
         const Knobs local = dir ? Knobs(*dir, nullptr) : fs;
-        for (size_t i : byDevice[g]) {
+        for (size_t i : items) {
             if (stop.load(std::memory_order_relaxed)) return;
             const Setting& s = *pending[i];
             const bool relative = dir && s.path.starts_with(prefix);

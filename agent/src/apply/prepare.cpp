@@ -83,16 +83,12 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const 
                             const std::optional<StackCounters>* stack) {
     AutoRaw raw;
     raw.at = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    auto stat = fs.read("proc/stat");
-    if (!stat) return failWith(stat.error());
-    auto cpus = parseProcStat(*stat);
+    auto cpus = readProcStat(fs);
     if (!cpus) return failWith(cpus.error());
     raw.cpu = std::move(*cpus);
     std::map<unsigned, SoftnetRow> read;
     if (!softnet) {
-        auto text = fs.read("proc/net/softnet_stat");
-        if (!text) return failWith(text.error());
-        auto rows = parseSoftnetStat(*text, snap.host.online.cpus());
+        auto rows = readSoftnetStat(fs, snap.host.online.cpus());
         if (!rows) return failWith(rows.error());
         read = std::move(*rows);
         softnet = &read;
@@ -113,6 +109,18 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const 
         raw.stack = *read;
     }
     return raw;
+}
+
+Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs) {
+    auto text = fs.read("proc/stat");
+    if (!text) return failWith(text.error());
+    return parseProcStat(*text);
+}
+
+Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus) {
+    auto text = fs.read("proc/net/softnet_stat");
+    if (!text) return failWith(text.error());
+    return parseSoftnetStat(*text, onlineCpus);
 }
 
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs) {

@@ -51,6 +51,10 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap,
 
 // This network namespace's stack counters (StackCounters); nullopt where procfs has no snmp.
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs);
+// /proc/stat's per-CPU jiffies, and /proc/net/softnet_stat's rows by CPU (rows map to the online
+// CPUs on kernels that do not number them), read and parsed; errors name the file.
+Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs);
+Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus);
 
 // The one-shot commands' auto decision: one look over the interval between two raw readings, per
 // interface of the plan; no trial (the daemon does that), said in the explanation.

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "apply/apply.hpp"
+#include "apply/prepare.hpp"
 #include "core/cpuset.hpp"
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
@@ -177,14 +178,10 @@ Result<StatusRaw> readRaw(const FileTree& fs, NetlinkSource& nl, const std::vect
                           const std::vector<std::string>& ifaces) {
     StatusRaw r;
     r.at = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    auto stat = fs.read("proc/stat");
-    if (!stat) return failWith(stat.error());
-    auto cpus = parseProcStat(*stat);
+    auto cpus = readProcStat(fs);
     if (!cpus) return failWith(cpus.error());
     r.cpu = std::move(*cpus);
-    auto softnet = fs.read("proc/net/softnet_stat");
-    if (!softnet) return failWith(softnet.error());
-    auto rows = parseSoftnetStat(*softnet, online);
+    auto rows = readSoftnetStat(fs, online);
     if (!rows) return failWith(rows.error());
     r.softnet = std::move(*rows);
     for (const auto& name : ifaces)

@@ -224,14 +224,9 @@ void Agent::sample() {
         return;
     }
     metrics_.updateSnapshot(*snap);
-    auto softnetText = fs_.read("proc/net/softnet_stat");
+    auto softnet = readSoftnetStat(fs_, snap->host.online.cpus());
     auto softirqText = fs_.read("proc/softirqs");
-    if (!softnetText || !softirqText) {
-        LOG_W("metrics: " + (!softnetText ? softnetText.error().message() : softirqText.error().message()));
-        return;
-    }
-    auto softnet = parseSoftnetStat(*softnetText, snap->host.online.cpus());
-    auto netRx = parseNetRxSoftirqs(*softirqText);
+    auto netRx = softirqText ? parseNetRxSoftirqs(*softirqText) : Result<std::map<unsigned, std::uint64_t>>(failWith(softirqText.error()));
     if (!softnet || !netRx) {
         LOG_W("metrics: " + (!softnet ? softnet.error().message() : netRx.error().message()));
         return;
