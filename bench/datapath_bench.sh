@@ -5,11 +5,17 @@
 #     into net_null ports. rxtune-dp parses, hashes (symmetric Toeplitz) and enqueues per worker;
 #     dpdk-testpmd io-forwards the same vdevs (no parsing): the ratio is the figure. Beside it:
 #     the RX core's cycles per packet (its busy cycles over what it received) and the worker's busy
-#     share, so that it shows which side is the limit. net_null alone cannot be the source: its
-#     frames carry no IP header, so every one would be non-IP and go to worker 0.
+#     share, so that it shows which side is the limit. "prefetch on" forces prefetch_next_mbufs
+#     (PREFETCHW of the mbufs the next receive takes), which auto leaves off where sysfs says the
+#     worker shares the RX core's last-level cache, as a VM's does. net_null alone cannot be the
+#     source: its frames carry no IP header, so every one would be non-IP and go to worker 0.
 #  2. Replies to the NIC's one TX queue: tx_mode ring (MP ring drained by the RX core) vs lock
 #     (workers transmit under a spinlock), with 1 worker (CPU 1) and 2 workers (CPUs 0 and 1, the
 #     first beside the RX core), the workers reading endless net_null sources.
+# Every run is bracketed by bench/tools/core_rtt (CPU 0 <-> CPU 1 cache-line round trip): on a VM
+# the hypervisor moves the two vCPUs between placements whose round trips differ a few times, which
+# a two-core pipeline pays on every packet and a one-core forwarder does not. The tables give each
+# row over all rounds and over the rounds whose round trip stayed near the bench's best.
 # MEM=huge runs everything on 2 MB hugepages (reserved for the run, released after) instead of
 # --no-huge. BASELINE_DP=path/to/an/older/rxtune-dp adds its rows to part 1, in the same rounds.
 # End to end (HTTP through rxtune-dp vs the kernel untuned and with RPS) is bench/lab.py, scenario dp.
@@ -107,22 +113,37 @@ dp_run() {
 
 testpmd_run() {
   local mode=$1
-  timeout -s INT "$T" dpdk-testpmd -l 0,1 "${EAL[@]}" --file-prefix="tpmd-$$" --vdev "$PCAP" --vdev net_null0,no-rx=1 -- \
+  # --main-lcore 1: testpmd forwards on lcore 0, the CPU rxtune-dp's RX core uses.
+  timeout -s INT "$T" dpdk-testpmd -l 0,1 --main-lcore 1 "${EAL[@]}" --file-prefix="tpmd-$$" --vdev "$PCAP" --vdev net_null0,no-rx=1 -- \
     --forward-mode="$mode" --auto-start --stats-period 1 --nb-cores=1 > "$WORK/testpmd.out" 2>&1 || true
   # Rx-pps of port 0 in the last complete periods.
   awk '/NIC statistics for port/ {port = $(NF - 1)} /Rx-pps:/ && port == "0" {print $2}' "$WORK/testpmd.out" | tail -n $((T - 3)) |
     awk '{s += $1; c++} END {printf "%.2f - -\n", (c ? s / c : 0) / 1e6}'
 }
 
-# The runs of one round, in order; each prints "row|figures".
+# The runs of one round, in order; each adds "figures rtt;" to its row, rtt being the larger of the
+# CPU 0 <-> CPU 1 cache-line round trips (ns, bench/tools/core_rtt) measured just before and just
+# after it: the hypervisor moves the two vCPUs between placements that differ a few times in it,
+# and rxtune-dp hands every mbuf from one CPU to the other while testpmd io stays on one.
+RTT=${CORE_RTT:-build/bench/core_rtt}
+[ -x "$RTT" ] || { echo "$RTT not found: build first (ninja -C build bench/core_rtt)"; exit 1; }
 declare -A rows
 order=()
-run() { local key=$1; shift; [[ " ${order[*]} " == *" $key "* ]] || order+=("$key"); rows[$key]+="$("$@");"; }
+run() {
+  local key=$1; shift
+  [[ " ${order[*]} " == *" $key "* ]] || order+=("$key")
+  local before after figures
+  before=$("$RTT" 0 1 5 | cut -d' ' -f1)
+  figures=$("$@")
+  after=$("$RTT" 0 1 5 | cut -d' ' -f1)
+  rows[$key]+="$figures $((before > after ? before : after));"
+}
 DIST=(--worker-cpus 1 --nic "$PCAP" --tap-device net_null1,no-rx=1)
 one_round() {
   run "1|dpdk-testpmd io (peer)" testpmd_run io
   run "1|dpdk-testpmd rxonly (source ceiling)" testpmd_run rxonly
   run "1|rxtune-dp, 1 worker" dp_run dist rx_packets "$DP" "${DIST[@]}"
+  run "1|rxtune-dp, 1 worker, prefetch on" dp_run distpf rx_packets "$DP" "${DIST[@]}" --prefetch-next-mbufs on
   [ -n "${BASELINE_DP:-}" ] && run "1|rxtune-dp before, 1 worker" dp_run distold rx_packets "$BASELINE_DP" "${DIST[@]}"
   run "1|rxtune-dp, 1 worker, fix_checksums" dp_run distfix rx_packets "$DP" "${DIST[@]}" --fix-checksums
   for w in 1 0-1; do
@@ -133,29 +154,51 @@ one_round() {
 }
 for ((r = 0; r < ROUNDS; r++)); do one_round; done
 
-# median (min-max) of field $2 over the rounds in $1 ("a b c;a b c;...")
-stat() {
-  tr ';' '\n' <<<"$1" | grep . | awk -v f="$2" '{print $f}' | sort -g |
-    awk '{v[NR] = $1} END {if (v[1] == "-") {print "-"; exit} printf "%s (%s-%s)", v[int((NR + 1) / 2)], v[1], v[NR]}'
-}
-median() { tr ';' '\n' <<<"$1" | grep . | awk '{print $1}' | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-io=$(median "${rows["1|dpdk-testpmd io (peer)"]}")
 echo "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')), kernel $(uname -r), $(date -u +%Y-%m-%d)"
 echo "DPDK $(pkg-config --modversion libdpdk), $memdesc; $T s per run, $ROUNDS interleaved rounds, median (min-max); RX core / testpmd's forwarding core on CPU 0"
-for part in 1 2; do
-  echo
-  [ "$part" = 1 ] && echo "1. distribution rate: 4096 UDP flows of 64-byte frames from net_pcap into net_null (worker on CPU 1)" &&
-    printf '%-40s %-22s %-8s %-20s %s\n' run Mpps "x io" "RX cycles/packet" "worker busy %"
-  [ "$part" = 2 ] && echo "2. replies into the NIC's one TX queue (workers read endless 64-byte frames from net_null)" &&
-    printf '%-40s %-22s\n' run Mpps
-  for key in "${order[@]}"; do
-    [ "${key%%|*}" = "$part" ] || continue
-    v=${rows[$key]}
-    if [ "$part" = 1 ]; then
-      ratio=$(awk -v a="$(median "$v")" -v b="$io" 'BEGIN {printf "%.2f", (b > 0 ? a / b : 0)}')
-      printf '%-40s %-22s %-8s %-20s %s\n' "${key#*|}" "$(stat "$v" 1)" "$ratio" "$(stat "$v" 2)" "$(stat "$v" 3)"
-    else
-      printf '%-40s %-22s\n' "${key#*|}" "$(stat "$v" 1)"
-    fi
-  done
-done
+for key in "${order[@]}"; do printf '%s\t%s\n' "$key" "${rows[$key]}"; done | python3 -c '
+import statistics, sys
+rows = []
+for line in sys.stdin:
+    key, runs = line.rstrip("\n").split("\t")
+    part, label = key.split("|", 1)
+    rows.append((part, label, [r.split() for r in runs.split(";") if r.strip()]))
+rtts = [int(r[3]) for _, _, runs in rows for r in runs]
+near = 2 * min(rtts)  # a run is "near" when its round trip stayed within 2x the best of the bench, else "far"
+def med(v): return statistics.median(v) if v else float("nan")
+def span(v): return "%.2f (%.2f-%.2f)" % (med(v), min(v), max(v)) if v else "-"
+def col(runs, i):
+    v = [float(r[i]) for r in runs if r[i] != "-"]
+    return "%.0f (%.0f-%.0f)" % (med(v), min(v), max(v)) if v else "-"
+io = [r for p, l, runs in rows if l.startswith("dpdk-testpmd io") for r in runs]
+io_all = med([float(r[0]) for r in io])
+# testpmd io forwards on one CPU, so the placement does not matter to it: every "x io" is against
+# its median over all rounds.
+print("CPU 0 <-> CPU 1 round trip: %d-%d ns over the runs; near = up to %d ns (2x the best), far = above" % (min(rtts), max(rtts), near))
+for part in ("1", "2"):
+    print()
+    if part == "1":
+        print("1. distribution rate: 4096 UDP flows of 64-byte frames from net_pcap into net_null (worker on CPU 1)")
+        print("%-38s %-21s %-6s %-24s %-6s %-24s %-6s %-15s %-13s %s" % ("run", "Mpps, all rounds", "x io", "Mpps, near rounds (n)", "x io",
+              "Mpps, far rounds (n)", "x io", "RX cycles/pkt", "worker busy %", "round trip ns"))
+    else:
+        print("2. replies into the NIC'"'"'s one TX queue (workers read endless 64-byte frames from net_null)")
+        print("%-38s %-21s %-24s %-24s %s" % ("run", "Mpps, all rounds", "Mpps, near rounds (n)", "Mpps, far rounds (n)", "round trip ns"))
+    for p, label, runs in rows:
+        if p != part: continue
+        allv = [float(r[0]) for r in runs]
+        nearv = [float(r[0]) for r in runs if int(r[3]) <= near]
+        farv = [float(r[0]) for r in runs if int(r[3]) > near]
+        nearText = "%s (%d)" % (span(nearv), len(nearv)) if nearv else "- (0)"
+        farText = "%s (%d)" % (span(farv), len(farv)) if farv else "- (0)"
+        if part == "1":
+            print("%-38s %-21s %-6.2f %-24s %-6s %-24s %-6s %-15s %-13s %s" % (label, span(allv), med(allv) / io_all, nearText,
+                  "%.2f" % (med(nearv) / io_all) if nearv else "-", farText, "%.2f" % (med(farv) / io_all) if farv else "-",
+                  col(runs, 1), col(runs, 2), col(runs, 3)))
+        else:
+            print("%-38s %-21s %-24s %-24s %s" % (label, span(allv), nearText, farText, col(runs, 3)))
+print()
+print("every run, in order (Mpps, RX cycles/packet, worker busy %, round trip ns):")
+for p, label, runs in rows:
+    print("  %s: %s" % (label, "; ".join(" ".join(r) for r in runs)))
+'

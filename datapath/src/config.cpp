@@ -1,13 +1,15 @@
 #include "config.hpp"
 
 #include <algorithm>
-
 #include <charconv>
 #include <fstream>
 #include <set>
 #include <sstream>
 
 #include <arpa/inet.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include <yaml-cpp/yaml.h>
 
 #include "core/paths.hpp"
@@ -100,7 +102,7 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
     try {
         YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         requireKeys(root, "", {"eal", "file_prefix", "nic", "rx_cpu", "workers", "tap", "ring_size", "burst",
-                               "mbufs", "reta_size", "tx_mode", "idle_sleep_us"});
+                               "mbufs", "reta_size", "tx_mode", "idle_sleep_us", "prefetch_next_mbufs"});
         if (auto n = root["eal"]) c.eal = strings(n, "eal");
         if (auto n = root["file_prefix"]) c.filePrefix = scalar(n, "file_prefix");
         if (auto n = root["nic"]) {
@@ -164,6 +166,12 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
             else bad(n, "tx_mode", "expected lock or ring, got '" + v + "'");
         }
         if (auto n = root["idle_sleep_us"]) c.idleSleepUs = number(n, "idle_sleep_us", 0, 100000);
+        if (auto n = root["prefetch_next_mbufs"]) {
+            const auto text = scalar(n, "prefetch_next_mbufs");
+            auto v = parsePrefetch(text);
+            if (!v) bad(n, "prefetch_next_mbufs", "expected auto, on or off, got '" + text + "'");
+            c.prefetchNextMbufs = *v;
+        }
     } catch (const yamlcfg::ConfigError& e) {
         return yamlcfg::located(file, e.mark, e.key, e.what);
     } catch (const YAML::Exception& e) {
@@ -233,6 +241,49 @@ Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {
     if (c.ringSize & (c.ringSize - 1)) return invalid("ring_size", "must be a power of two, got " + std::to_string(c.ringSize));
     if (c.burst > c.ringSize) return invalid("burst", "larger than ring_size");
     return {};
+}
+
+Result<Prefetch> parsePrefetch(const std::string& v) {
+    if (v == "auto") return Prefetch::kAuto;
+    if (v == "on" || v == "true") return Prefetch::kOn;
+    if (v == "off" || v == "false") return Prefetch::kOff;
+    return fail(EINVAL, "parse", "prefetch_next_mbufs", "expected auto, on or off, got '" + v + "'");
+}
+
+bool cpuHasPrefetchw() {
+#if defined(__x86_64__)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)) != 0;  // 3DNowPrefetch: PREFETCHW
+#else
+    return false;
+#endif
+}
+
+PrefetchChoice choosePrefetch(const DpConfig& c, const CpuSet& rxLlc, bool cpuHas) {
+    if (c.prefetchNextMbufs == Prefetch::kOff) return {false, "prefetch_next_mbufs: off"};
+    if (!cpuHas) return {false, "this CPU has no PREFETCHW"};
+    if (c.prefetchNextMbufs == Prefetch::kOn) return {true, "prefetch_next_mbufs: on"};
+    if (rxLlc.empty()) return {false, "auto: the RX core's last-level cache is unknown (no sysfs cacheinfo)"};
+    if (auto across = workersAcrossLlc(c, rxLlc); !across.empty())
+        return {true, "auto: workers on " + across.toList() + " do not share the RX core's last-level cache"};
+    return {false, "auto: every worker shares the RX core's last-level cache (" + rxLlc.toList() + ")"};
+}
+
+CpuSet workersAcrossLlc(const DpConfig& c, const CpuSet& rxLlc) {
+    CpuSet out;
+    if (rxLlc.empty()) return out;
+    for (unsigned cpu : c.workerCpus)
+        if (!rxLlc.contains(cpu)) out.add(cpu);
+    return out;
+}
+
+std::string acrossLlcWarning(const DpConfig& c, const CpuSet& rxLlc) {
+    const CpuSet across = workersAcrossLlc(c, rxLlc);
+    if (across.empty() || !c.rxCpu) return "";
+    return "workers on CPUs " + across.toList() + " do not share the RX core's last-level cache (CPU " +
+           std::to_string(*c.rxCpu) + " shares it with " + rxLlc.toList() +
+           "): every packet handed to them costs the RX core a cross-cache transfer; workers on " + rxLlc.toList() +
+           " are cheaper for it";
 }
 
 Result<ExceptionPath> chooseExceptionPath(const DpConfig& c, const std::function<Result<void>()>& vhostProbe) {

@@ -15,12 +15,18 @@
 namespace rxtune::dp {
 
 // How workers share the NIC's one TX queue: under a spinlock (the default: in every run of
-// bench/datapath_bench.sh it held 35-59 Mpps, where the ring drained by the RX core ranged 6-40),
+// bench/datapath_bench.sh it held 35-72 Mpps, where the ring drained by the RX core ranged 6-47),
 // or through a multi-producer ring that the RX core drains.
 enum class TxMode { kRing, kLock };
 // The kernel side: virtio-user over vhost-net (no system call per packet on our side) where the
 // host has it, else the TAP PMD (a readv/writev per packet); auto picks.
 enum class TapBackend { kAuto, kTap, kVirtioUser };
+
+// Whether the RX core prefetches for ownership (PREFETCHW) the mbufs its next receive will take,
+// which a worker on another CPU read last. In bench/datapath_bench.sh it gained 4-21 % where the two
+// CPUs' cache-line round trip was ~450 ns and cost 3-7 % where it was ~100 ns: auto turns it on when
+// a worker does not share the RX core's last-level cache (sysfs cacheinfo).
+enum class Prefetch { kAuto, kOn, kOff };
 
 struct DpConfig {
     std::string file;                      // where it came from; empty for command line only
@@ -47,6 +53,12 @@ struct DpConfig {
     unsigned retaSize = 128;
     TxMode txMode = TxMode::kLock;
     unsigned idleSleepUs = 0;              // 0: busy poll; else sleep this long after idle polls
+    Prefetch prefetchNextMbufs = Prefetch::kAuto;
+};
+
+struct PrefetchChoice {
+    bool on = false;
+    std::string why;
 };
 
 Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file);
@@ -67,6 +79,19 @@ struct ExceptionPath {
 // the choice depends on it. tap.backend virtio-user without a usable vhost-net is an error; auto
 // falls back to the TAP and says why.
 Result<ExceptionPath> chooseExceptionPath(const DpConfig& c, const std::function<Result<void>()>& vhostProbe);
+
+// The worker CPUs outside the RX core's last-level cache (rxLlc: the CPUs sharing it, from
+// sysfs cacheinfo; empty when unknown, and then none is reported). Every mbuf goes from the RX core
+// to its worker and back, so a worker across caches makes the RX core pay a cross-cache transfer
+// per packet: about twice its cycles per packet in bench/datapath_bench.sh.
+CpuSet workersAcrossLlc(const DpConfig& c, const CpuSet& rxLlc);
+std::string acrossLlcWarning(const DpConfig& c, const CpuSet& rxLlc);  // empty when there are none
+
+// prefetch_next_mbufs resolved against this host: the RX core's last-level cache (empty: unknown)
+// and whether the CPU has PREFETCHW (without it, the prefetch would be a read, which does nothing here).
+Result<Prefetch> parsePrefetch(const std::string& v);  // auto, on/true, off/false
+PrefetchChoice choosePrefetch(const DpConfig& c, const CpuSet& rxLlc, bool cpuHasPrefetchw);
+bool cpuHasPrefetchw();  // CPUID 0x80000001 ECX bit 8 on x86-64; false elsewhere
 
 Result<std::array<uint8_t, 6>> parseMac(const std::string& text);
 std::string stableMac(const std::string& name);  // 02:xx:..: locally administered, from the name

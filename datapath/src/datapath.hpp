@@ -9,6 +9,7 @@ namespace rxtune::dp {
 
 // Runs until SIGINT/SIGTERM, then stops in stages (RX, workers drain, TX ring, ports) and prints
 // the final counters. Returns the process exit code; setup errors come back as an Error.
-Result<int> runDatapath(const DpConfig& config);
+// prefetch: prefetch_next_mbufs as resolved for this host (choosePrefetch()).
+Result<int> runDatapath(const DpConfig& config, const PrefetchChoice& prefetch);
 
 }  // namespace rxtune::dp

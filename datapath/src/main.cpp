@@ -4,10 +4,13 @@
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <systemd/sd-daemon.h>
 
 #include "config.hpp"
 #include "datapath.hpp"
 #include "fanout.hpp"
+#include "inventory/snapshot.hpp"
+#include "sys/file_tree.hpp"
 
 using namespace rxtune;
 using namespace rxtune::dp;
@@ -28,7 +31,7 @@ CpuSet allowedCpus() {
 
 int main(int argc, char** argv) {
     CLI::App app{"rxtune-dp: poll a single-queue NIC and fan its flows out to a multi-queue TAP"};
-    std::string configFile, nic, tapName, tapMac, txMode, workerCpus, weights;
+    std::string configFile, nic, tapName, tapMac, txMode, workerCpus, weights, prefetch;
     std::vector<std::string> addresses, eal;
     unsigned rxCpu = 0, idleSleep = 0;
     bool fix = false, check = false;
@@ -48,6 +51,9 @@ int main(int argc, char** argv) {
     app.add_option("--tx-mode", txMode, "How workers share the NIC's TX queue: lock (default: a spinlock around the transmit) or ring (drained by the RX core)")
         ->check(CLI::IsMember({"ring", "lock"}));
     auto* fixOpt = app.add_flag("--fix-checksums", fix, "Recompute TCP/UDP checksums of frames from the NIC");
+    app.add_option("--prefetch-next-mbufs", prefetch,
+                   "Prefetch for ownership the mbufs the next receive takes: auto (on when a worker does not share the RX core's last-level cache), on or off")
+        ->check(CLI::IsMember({"auto", "on", "off"}));
     auto* idleOpt = app.add_option("--idle-sleep-us", idleSleep, "Sleep this long after idle polls (0: busy poll)");
     app.add_flag("--check", check, "Validate the configuration and the NIC interface, print the result, and exit");
     app.add_option("eal", eal, "EAL arguments, after --");
@@ -110,23 +116,36 @@ int main(int argc, char** argv) {
     if (!txMode.empty()) c.txMode = txMode == "ring" ? TxMode::kRing : TxMode::kLock;
     if (fixOpt->count()) c.fixChecksums = fix;
     if (idleOpt->count()) c.idleSleepUs = idleSleep;
+    if (!prefetch.empty()) c.prefetchNextMbufs = *parsePrefetch(prefetch);
     c.eal.insert(c.eal.end(), eal.begin(), eal.end());
 
     if (auto ok = validateDpConfig(c, allowedCpus()); !ok) {
         std::cerr << "rxtune-dp: " << (c.file.empty() ? "" : c.file + ": ") << ok.error().message() << "\n";
         return 1;
     }
+    // The CPUs sharing the RX core's last-level cache; unknown (empty) without sysfs cacheinfo.
+    auto llc = readLlc(FileTree("/"), *c.rxCpu);
+    const CpuSet rxLlc = llc ? *llc : CpuSet{};
+    if (!llc) std::cerr << SD_NOTICE "rxtune-dp: the RX core's last-level cache is unknown: " << llc.error().message() << std::endl;
     if (check) {
         auto reta = buildReta(c.weights, c.retaSize);
-        std::cout << "nic: " << c.nic << "\nrx_cpu: " << *c.rxCpu << "\nworkers:";
+        std::cout << "nic: " << c.nic << "\nrx_cpu: " << *c.rxCpu << "\nrx_llc: " << (rxLlc.empty() ? "unknown" : rxLlc.toList())
+                  << "\nworkers:";
         auto shares = retaShares(*reta, static_cast<unsigned>(c.workerCpus.size()));
-        for (size_t i = 0; i < c.workerCpus.size(); ++i)
-            std::cout << "\n  - {queue: " << i << ", cpu: " << c.workerCpus[i] << ", reta_entries: " << shares[i] << "}";
+        for (size_t i = 0; i < c.workerCpus.size(); ++i) {
+            std::cout << "\n  - {queue: " << i << ", cpu: " << c.workerCpus[i] << ", reta_entries: " << shares[i];
+            if (!rxLlc.empty()) std::cout << ", shares_rx_llc: " << (rxLlc.contains(c.workerCpus[i]) ? "true" : "false");
+            std::cout << "}";
+        }
         std::cout << "\ntap: {name: " << c.tapName << ", mac: " << c.tapMac << ", queues: " << c.workerCpus.size() << "}\n";
         std::cout << "tx_mode: " << (c.txMode == TxMode::kRing ? "ring" : "lock") << "\n";
+        const PrefetchChoice pf = choosePrefetch(c, rxLlc, cpuHasPrefetchw());
+        std::cout << "prefetch_next_mbufs: " << (pf.on ? "on" : "off") << " (" << pf.why << ")\n";
+        if (auto w = acrossLlcWarning(c, rxLlc); !w.empty()) std::cerr << "rxtune-dp: " << w << "\n";
         return 0;
     }
-    auto rc = runDatapath(c);
+    if (auto w = acrossLlcWarning(c, rxLlc); !w.empty()) std::cerr << SD_WARNING "rxtune-dp: " << w << std::endl;
+    auto rc = runDatapath(c, choosePrefetch(c, rxLlc, cpuHasPrefetchw()));
     if (!rc) {
         std::cerr << "rxtune-dp: " << rc.error().message() << "\n";
         return 1;

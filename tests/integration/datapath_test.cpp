@@ -20,6 +20,8 @@
 #include "flow.hpp"
 #include "config.hpp"
 #include "inventory/dp_telemetry.hpp"
+#include "inventory/snapshot.hpp"
+#include "sys/file_tree.hpp"
 #include "sys/vhost_net.hpp"
 #include "support.hpp"
 
@@ -57,7 +59,8 @@ std::map<std::string, uint64_t> summary(const std::string& log) {
 
 TEST_CASE("rxtune-dp carries HTTP flows from one RX queue to a multi-queue TAP and back", "[integration][datapath]") {
     // Both ways the replies reach the NIC's one TX queue: the workers under a spinlock (the
-    // default), or a ring the RX core drains.
+    // default), or a ring the RX core drains. The ring run also forces prefetch_next_mbufs on
+    // (auto, in the lock run, resolves against this host's caches).
     const std::string txMode = GENERATE(as<std::string>{}, "lock", "ring");
     INFO("tx_mode " << txMode);
     Lab lab;
@@ -71,7 +74,8 @@ TEST_CASE("rxtune-dp carries HTTP flows from one RX queue to a multi-queue TAP a
                                         << "nic: {device: \"net_af_packet0,iface=vd\", fix_checksums: true}\n"
                                         << "rx_cpu: 0\nworkers: {cpus: [0, 1]}\n"
                                         << "tap: {name: gw0, addresses: [10.77.0.2/24]}\n"
-                                        << "idle_sleep_us: 50\ntx_mode: " << txMode << "\n";
+                                        << "idle_sleep_us: 50\ntx_mode: " << txMode << "\n"
+                                        << "prefetch_next_mbufs: " << (txMode == "ring" ? "on" : "auto") << "\n";
     Background dp(lab.server, {env("RXTUNE_DP_BIN"), "--config", (tmp.path / "dp.yaml").string()}, tmp.path / "dp.log");
     const std::string socket = "/var/run/dpdk/" + prefix + "/dpdk_telemetry.v2";
     REQUIRE(eventually([&] { return dp.log().find("running:") != std::string::npos || dp.exited(); }));
@@ -121,6 +125,16 @@ TEST_CASE("rxtune-dp carries HTTP flows from one RX queue to a multi-queue TAP a
     const bool vhost = static_cast<bool>(rxtune::probeVhostNet("/dev/vhost-net"));
     CHECK(stats->exceptionPath == (vhost ? "virtio-user" : "tap"));
     CHECK(stats->flowHash == "software");
+    auto rxLlc = rxtune::readLlc(rxtune::FileTree("/"), 0);
+    REQUIRE(rxLlc);
+    rxtune::dp::DpConfig asRun;
+    asRun.rxCpu = 0;
+    asRun.workerCpus = {0, 1};
+    asRun.prefetchNextMbufs = txMode == "ring" ? rxtune::dp::Prefetch::kOn : rxtune::dp::Prefetch::kAuto;
+    const auto prefetch = rxtune::dp::choosePrefetch(asRun, *rxLlc, rxtune::dp::cpuHasPrefetchw());
+    CHECK(stats->prefetch == (prefetch.on ? "on" : "off"));
+    CHECK(dp.log().find(std::string("next mbufs prefetched for ownership: ") + (prefetch.on ? "on" : "off") + " (" + prefetch.why + ")") !=
+          std::string::npos);
     CHECK(dp.log().find(vhost ? "exception path: virtio-user (auto: /dev/vhost-net is a vhost device)"
                               : "exception path: tap (virtio-user not possible: open /dev/vhost-net: ") != std::string::npos);
 
@@ -138,6 +152,7 @@ TEST_CASE("rxtune-dp carries HTTP flows from one RX queue to a multi-queue TAP a
     CHECK(metrics.find("rxtune_datapath_up{socket=\"" + socket + "\"} 1") != std::string::npos);
     CHECK(metrics.find("rxtune_datapath_rx_busy_seconds_total{interface=\"gw0\"}") != std::string::npos);
     CHECK(metrics.find(std::string("exception_path=\"") + (vhost ? "virtio-user" : "tap") + "\",flow_hash=\"software\"") != std::string::npos);
+    CHECK(metrics.find(std::string("prefetch=\"") + stats->prefetch + "\"") != std::string::npos);
     agent.signal(SIGTERM);
     CHECK(agent.wait() == 0);
 
@@ -232,7 +247,17 @@ TEST_CASE("rxtune-dp refuses bad input with a clear message and leaves the host 
 
     Run check = dp({"--nic", "net_af_packet0,iface=vd", "--rx-cpu", "0", "--worker-cpus", "0,1", "--check"});
     CHECK(check.status == 0);
-    CHECK(check.out.find("{queue: 1, cpu: 1, reta_entries: 64}") != std::string::npos);
+    CHECK(check.out.find("{queue: 1, cpu: 1, reta_entries: 64") != std::string::npos);
+    // The RX core's last-level cache from this host's sysfs cacheinfo, each worker against it.
+    auto rxLlc = rxtune::readLlc(rxtune::FileTree("/"), 0);
+    REQUIRE(rxLlc);
+    if (rxLlc->empty()) {
+        CHECK(check.out.find("rx_llc: unknown\n") != std::string::npos);
+    } else {
+        CHECK(check.out.find("rx_llc: " + rxLlc->toList() + "\n") != std::string::npos);
+        CHECK(check.out.find(std::string("cpu: 1, reta_entries: 64, shares_rx_llc: ") + (rxLlc->contains(1) ? "true}" : "false}")) !=
+              std::string::npos);
+    }
     CHECK(check.out.find("tx_mode: lock\n") != std::string::npos);
     CHECK(devices() == before);  // no TAP, nothing made promiscuous
 }

@@ -1,6 +1,7 @@
 #include "cli/detect_output.hpp"
 
 #include <iomanip>
+#include <set>
 #include <sstream>
 
 namespace rxtune {
@@ -34,6 +35,7 @@ json toJson(const Topology& h) {
                  {"nohz_full", h.nohzFull.toList()}};
     j["smt_siblings"] = cpuMap(h.smtSiblings);
     j["numa_nodes"] = cpuMap(h.numaNodes);
+    j["llc"] = cpuMap(h.llc);
     j["cgroup"] = {{"version", h.cgroupVersion},
                    {"path", h.cgroupPath},
                    {"effective_cpus", h.cgroupCpus.toList()},
@@ -130,6 +132,12 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
     bool smt = false;
     for (const auto& [cpu, sib] : h.smtSiblings) smt = smt || sib.count() > 1;
     out << "  SMT " << (smt ? "on" : "off") << "\n";
+    std::set<std::string> llcDomains;
+    for (const auto& [cpu, shared] : h.llc) llcDomains.insert(shared.toList());
+    out << "  last-level cache";
+    if (llcDomains.empty()) out << " -";
+    for (const auto& d : llcDomains) out << " [" << d << "]";
+    out << "\n";
     out << "  cgroup " << h.cgroupVersion << " " << orDash(h.cgroupPath) << ", effective cpuset "
         << h.cgroupCpus.toList() << " (" << h.cgroupCpusSource << ")\n";
     out << "  CPU quota " << describe(h.cgroupQuota, h.cgroupCpus.count()) << "\n";

@@ -42,6 +42,7 @@ struct Topology {
     CpuSet online, possible, isolated, nohzFull;
     std::map<unsigned, CpuSet> smtSiblings;  // cpu -> its thread siblings (itself included)
     std::map<unsigned, CpuSet> numaNodes;    // node -> cpus
+    std::map<unsigned, CpuSet> llc;          // cpu -> the CPUs sharing its last-level cache; absent without cacheinfo
     std::string cgroupVersion;               // "v2", "v1" or "none"
     std::string cgroupPath;                  // rxtune's own cgroup
     CpuSet cgroupCpus;                       // its effective cpuset; online CPUs when unrestricted

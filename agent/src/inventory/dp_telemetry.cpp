@@ -44,6 +44,7 @@ Result<DatapathStats> parseDatapathStats(std::string_view text) {
         s.txMode = o.value("tx_mode", "");
         s.flowHash = o.value("flow_hash", "");
         s.exceptionPath = o.value("exception_path", "");
+        s.prefetch = o.value("prefetch_next_mbufs", "");
         s.rxCpu = static_cast<unsigned>(u64(o, "rx_cpu"));
         s.tscHz = u64(o, "tsc_hz");
         s.uptimeCycles = u64(o, "uptime_cycles");

@@ -26,6 +26,7 @@ struct DatapathStats {
     long pid = 0;  // from the socket's greeting; a new pid means the counters restarted
     std::string nic, tap, txMode;
     std::string flowHash, exceptionPath;  // "nic"/"software"; "tap"/"virtio-user"/"device"
+    std::string prefetch;                 // prefetch_next_mbufs as resolved: "on"/"off"
     unsigned rxCpu = 0;
     uint64_t tscHz = 0, uptimeCycles = 0;
     uint64_t rxPackets = 0, rxBytes = 0, rxNonIp = 0, rxBusyCycles = 0;

@@ -12,6 +12,9 @@
 namespace rxtune {
 
 Result<Topology> readTopology(const FileTree& fs);
+// The CPUs that share `cpu`'s last-level cache (the highest data or unified cache level in
+// sys/devices/system/cpu/cpuN/cache), itself included; empty where sysfs has no cache information.
+Result<CpuSet> readLlc(const FileTree& fs, unsigned cpu);
 // Effective cpuset of another cgroup (a profile's "cgroup:/system.slice/nginx.service").
 Result<CpuSet> cgroupCpus(const FileTree& fs, const Topology& t, const std::string& cgroupPath);
 // A cgroup's CPU bandwidth limit (v2 cpu.max, v1 cpu.cfs_quota_us / cpu.cfs_period_us), the

@@ -227,6 +227,33 @@ Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::
     return {};
 }
 
+Result<CpuSet> readLlc(const FileTree& fs, unsigned cpu) {
+    const std::string dir = paths::cpuDir(cpu) + "/cache";
+    auto entries = fs.list(dir);
+    if (!entries) {
+        if (entries.error().code == ENOENT) return CpuSet{};  // no cacheinfo (some VMs, non-x86 firmware)
+        return failWith(entries.error());
+    }
+    unsigned bestLevel = 0;
+    std::string best;
+    for (const auto& e : *entries) {
+        if (!e.starts_with("index")) continue;
+        auto type = fs.read(dir + "/" + e + "/type");
+        auto level = fs.read(dir + "/" + e + "/level");
+        if (!type || !level) continue;  // an index without them describes nothing usable
+        unsigned l = 0;
+        if (!parseUnsigned(trimmed(*level), l))
+            return fail(EINVAL, "parse", fs.full(dir + "/" + e + "/level"), "'" + trimmed(*level) + "' is not a cache level");
+        if (trimmed(*type) == "Instruction" || l <= bestLevel) continue;
+        bestLevel = l;
+        best = dir + "/" + e + "/shared_cpu_list";
+    }
+    if (best.empty()) return CpuSet{};
+    auto shared = readList(fs, best, false);
+    if (!shared) return failWith(shared.error());
+    return shared->empty() ? CpuSet::of({cpu}) : *shared;
+}
+
 Result<Topology> readTopology(const FileTree& fs) {
     Topology t;
     const std::string root = kCpuRoot;
@@ -247,6 +274,9 @@ Result<Topology> readTopology(const FileTree& fs) {
         auto sib = readList(fs, paths::cpuDir(cpu) + "/topology/thread_siblings_list", true);
         if (!sib) return failWith(sib.error());
         t.smtSiblings[cpu] = sib->empty() ? CpuSet::of({cpu}) : *sib;
+        auto llc = readLlc(fs, cpu);
+        if (!llc) return failWith(llc.error());
+        if (!llc->empty()) t.llc[cpu] = *llc;
     }
 
     if (auto nodes = fs.list("sys/devices/system/node"); nodes) {

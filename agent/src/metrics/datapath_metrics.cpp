@@ -83,7 +83,8 @@ void DatapathMetrics::update(const std::string& socket, const Result<DatapathSta
     const std::string& ifc = s.tap;
     const double hz = s.tscHz ? static_cast<double>(s.tscHz) : 1.0;
     gaugeTo(*live, info_, {{"interface", ifc}, {"nic", s.nic}, {"tx_mode", s.txMode}, {"cpu", std::to_string(s.rxCpu)},
-                                {"flow_hash", s.flowHash}, {"exception_path", s.exceptionPath}}, 1);
+                                {"flow_hash", s.flowHash}, {"exception_path", s.exceptionPath},
+                                {"prefetch", s.prefetch}}, 1);
     counterTo(*live, rxPackets_, {{"interface", ifc}}, static_cast<double>(s.rxPackets));
     counterTo(*live, rxBytes_, {{"interface", ifc}}, static_cast<double>(s.rxBytes));
     counterTo(*live, rxNonIp_, {{"interface", ifc}}, static_cast<double>(s.rxNonIp));

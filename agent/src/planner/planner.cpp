@@ -146,12 +146,28 @@ static Advice datapathAdvice(const Profile& profile, const Topology& host, const
     auto targets = steeringTargets(profile, host, &nic, opts);
     CpuSet workers = targets ? targets->cpus : CpuSet{};
     if (rxCpu && workers.count() > 1) workers.remove(*rxCpu);
+    // Every packet's mbuf goes from the RX core to a worker and back: across last-level caches that
+    // costs the RX core about twice the cycles per packet (docs/BENCHMARKS.md, rxtune-dp), so the
+    // workers are the targets that share the RX CPU's last-level cache, where there are any.
+    std::string llcNote;
+    if (auto llc = rxCpu ? host.llc.find(*rxCpu) : host.llc.end(); llc != host.llc.end() && !workers.empty()) {
+        const CpuSet near = workers & llc->second, far = workers - llc->second;
+        if (!near.empty() && !far.empty()) {
+            workers = near;
+            llcNote = "; workers only on CPUs that share CPU " + std::to_string(*rxCpu) + "'s last-level cache (" +
+                      llc->second.toList() + "): a worker on " + far.toList() +
+                      " would cost the RX core a cross-cache transfer for every packet it hands over";
+        } else if (near.empty()) {
+            llcNote = "; no steering target shares CPU " + std::to_string(*rxCpu) + "'s last-level cache (" +
+                      llc->second.toList() + "): every packet handed to a worker crosses caches";
+        }
+    }
     if (!workers.empty()) {
         text += "; e.g. rxtune-dp --nic net_af_xdp0,iface=" + nic.name;
         if (rxCpu) text += " --rx-cpu " + std::to_string(*rxCpu);
         text += " --worker-cpus " + workers.toList() + " --tap " + (nic.name.size() <= 13 ? nic.name + "dp" : std::string("rxdp0"));
     }
-    return {nic.name, text};
+    return {nic.name, text + llcNote};
 }
 
 // plan --explain for the static modes: every online CPU, chosen or left out and by which rule.

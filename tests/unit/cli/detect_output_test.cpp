@@ -18,6 +18,7 @@ TEST_CASE("detect JSON has host and interfaces with the detected facts", "[detec
     REQUIRE(j.contains("interfaces"));
     CHECK(j["host"]["cgroup"]["effective_cpus"] == "8-15");
     CHECK(j["host"]["numa_nodes"]["1"] == "8-15");
+    CHECK(j["host"]["llc"]["9"] == "8-15");
     const auto& nic = j["interfaces"][1];
     CHECK(nic["name"] == "ens1f0");
     CHECK(nic["verdict"] == "multi-queue");
@@ -42,4 +43,5 @@ TEST_CASE("detect table names every interface and the verdict", "[detect]") {
     CHECK(out.find("r8169") != std::string::npos);
     CHECK(out.find("channels: Operation not supported") != std::string::npos);
     CHECK(out.find("governor powersave on 0-19") != std::string::npos);
+    CHECK(out.find("last-level cache -") != std::string::npos);  // the fixture has no cacheinfo
 }

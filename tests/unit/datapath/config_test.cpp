@@ -65,7 +65,7 @@ TEST_CASE("datapath config: the TAP's default MAC is stable and locally administ
 
 TEST_CASE("datapath config: bad input names file, line, column and key") {
     CHECK(errorOf("nic: {device: net_null0}\nworkerz: 2\n") == "dp.yaml:2:1: workerz: unknown key (expected one of: burst, eal, "
-                                                              "file_prefix, idle_sleep_us, mbufs, nic, reta_size, ring_size, "
+                                                              "file_prefix, idle_sleep_us, mbufs, nic, prefetch_next_mbufs, reta_size, ring_size, "
                                                               "rx_cpu, tap, tx_mode, workers)");
     CHECK(errorOf("nic: {device: net_null0}\nburst: lots\n").find("dp.yaml:2:8: burst: expected an integer from 1 to 256, got 'lots'") == 0);
     CHECK(errorOf("nic: {device: net_null0}\ntx_mode: fast\n").find("dp.yaml:2:10: tx_mode: expected lock or ring") == 0);
@@ -174,4 +174,50 @@ TEST_CASE("datapath config: tx_mode is lock unless ring is asked for") {
     CHECK(mode("nic: {device: net_null0}\n") == TxMode::kLock);
     CHECK(mode("nic: {device: net_null0}\ntx_mode: ring\n") == TxMode::kRing);
     CHECK(errorOf("nic: {device: net_null0}\ntx_mode: both\n").find("dp.yaml:2:10: tx_mode: expected lock or ring, got 'both'") != std::string::npos);
+}
+
+TEST_CASE("datapath config: workers outside the RX core's last-level cache are named") {
+    auto c = parseDpConfig("nic: {device: net_null0}\nrx_cpu: 1\nworkers: {cpus: [2, 9, 12]}\n", "dp.yaml");
+    REQUIRE(c);
+    REQUIRE(validateDpConfig(*c, CpuSet::range(0, 15)));
+    CHECK(workersAcrossLlc(*c, CpuSet::range(0, 7)) == CpuSet::of({9, 12}));
+    const std::string w = acrossLlcWarning(*c, CpuSet::range(0, 7));
+    INFO(w);
+    CHECK(w.find("workers on CPUs 9,12 do not share the RX core's last-level cache (CPU 1 shares it with 0-7)") == 0);
+    CHECK(acrossLlcWarning(*c, CpuSet::range(0, 15)).empty());
+    // No cacheinfo: unknown, so nothing is claimed.
+    CHECK(workersAcrossLlc(*c, CpuSet{}).empty());
+    CHECK(acrossLlcWarning(*c, CpuSet{}).empty());
+}
+
+TEST_CASE("datapath config: prefetch_next_mbufs resolves against the host's caches and CPU") {
+    auto c = parseDpConfig("nic: {device: net_null0}\nrx_cpu: 1\nworkers: {cpus: [2, 9]}\n", "dp.yaml");
+    REQUIRE(c);
+    REQUIRE(validateDpConfig(*c, CpuSet::range(0, 15)));
+    CHECK(c->prefetchNextMbufs == Prefetch::kAuto);
+    // auto: on exactly when a worker is outside the RX core's last-level cache.
+    auto across = choosePrefetch(*c, CpuSet::range(0, 7), true);
+    CHECK(across.on);
+    CHECK(across.why == "auto: workers on 9 do not share the RX core's last-level cache");
+    auto shared = choosePrefetch(*c, CpuSet::range(0, 15), true);
+    CHECK_FALSE(shared.on);
+    CHECK(shared.why.find("every worker shares") != std::string::npos);
+    CHECK_FALSE(choosePrefetch(*c, CpuSet{}, true).on);  // no cacheinfo: unknown, left off
+    CHECK(choosePrefetch(*c, CpuSet{}, true).why.find("unknown") != std::string::npos);
+    // Without PREFETCHW the prefetch would be a read: never on, even when asked.
+    c->prefetchNextMbufs = Prefetch::kOn;
+    CHECK(choosePrefetch(*c, CpuSet::range(0, 15), true).on);
+    CHECK_FALSE(choosePrefetch(*c, CpuSet::range(0, 15), false).on);
+    CHECK(choosePrefetch(*c, CpuSet::range(0, 15), false).why == "this CPU has no PREFETCHW");
+    c->prefetchNextMbufs = Prefetch::kOff;
+    CHECK_FALSE(choosePrefetch(*c, CpuSet::range(0, 7), true).on);
+
+    for (auto [text, want] : {std::pair{"on", Prefetch::kOn}, {"true", Prefetch::kOn}, {"off", Prefetch::kOff},
+                              {"false", Prefetch::kOff}, {"auto", Prefetch::kAuto}}) {
+        auto p = parseDpConfig(std::string("nic: {device: net_null0}\nprefetch_next_mbufs: ") + text + "\n", "dp.yaml");
+        REQUIRE(p);
+        CHECK(p->prefetchNextMbufs == want);
+    }
+    CHECK(errorOf("nic: {device: net_null0}\nprefetch_next_mbufs: sometimes\n").find(
+              "dp.yaml:2:22: prefetch_next_mbufs: expected auto, on or off, got 'sometimes'") != std::string::npos);
 }

@@ -38,6 +38,7 @@ TEST_CASE("the story's 20-CPU gateway with a one-queue NIC", "[inventory]") {
     CHECK(h.cgroupVersion == "v2");
     CHECK(h.cgroupPath == "/system.slice/gateway.service");
     CHECK(h.cgroupCpus == CpuSet::range(0, 19));
+    CHECK(h.llc.empty());  // no cacheinfo in its sysfs: nothing claimed
     CHECK(h.cgroupCpusSource.ends_with("sys/fs/cgroup/cpuset.cpus.effective"));  // walked up to the root
     CHECK(h.cpufreq);
     CHECK(h.governors.at(7) == "powersave");
@@ -72,6 +73,9 @@ TEST_CASE("a 2-NUMA host with a multi-queue NIC inside a v1 cpuset", "[inventory
     CHECK(h.numaNodes.at(0) == CpuSet::range(0, 7));
     CHECK(h.numaNodes.at(1) == CpuSet::range(8, 15));
     CHECK(h.smtSiblings.at(4) == CpuSet::of({4, 5}));
+    // The last-level cache is the highest data/unified level (L3 here, per node), not L1i or L2.
+    CHECK(h.llc.at(4) == CpuSet::range(0, 7));
+    CHECK(h.llc.at(9) == CpuSet::range(8, 15));
     CHECK(h.cgroupVersion == "v1");
     CHECK(h.cgroupPath == "/docker/abc123");
     CHECK(h.cgroupCpus == CpuSet::range(8, 15));  // containers lie about CPUs; the cpuset does not
@@ -164,10 +168,17 @@ TEST_CASE("garbage in sysfs or procfs names the device and the path", "[inventor
         {"sys/devices/system/cpu/isolated", "2-1\n", "cpu/isolated"},
         {"proc/self/cgroup", "nonsense\n", "proc/self/cgroup"},
         {"sys/class/net/eth0/device/numa_node", "north\n", "device/numa_node"},
+        {"sys/devices/system/cpu/cpu0/cache/index0/level", "top\n", "cpu0/cache/index0/level"},
+        {"sys/devices/system/cpu/cpu0/cache/index0/shared_cpu_list", "0-\n", "cpu0/cache/index0/shared_cpu_list"},
     };
     for (const auto& c : cases) {
         INFO(c.file);
         test::TempTree tmp("vm-no-cpufreq");
+        if (std::string(c.file).find("/cache/") != std::string::npos) {  // a cache index needs all three files
+            tmp.put("sys/devices/system/cpu/cpu0/cache/index0/level", "3\n");
+            tmp.put("sys/devices/system/cpu/cpu0/cache/index0/type", "Unified\n");
+            tmp.put("sys/devices/system/cpu/cpu0/cache/index0/shared_cpu_list", "0\n");
+        }
         tmp.put(c.file, c.garbage);
         auto s = snapshotOf(tmp.path());
         REQUIRE_FALSE(s);

@@ -189,6 +189,21 @@ TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without
           std::string::npos);
     CHECK(p.pendingCount() == gateway.pendingCount());
     CHECK(lines(p) == lines(gateway));
+    SECTION("workers where they share the RX CPU's last-level cache") {
+        auto two = snap("story-20cpu-single-queue");
+        for (unsigned c = 0; c < 20; ++c) two.host.llc[c] = c < 10 ? CpuSet::range(0, 9) : CpuSet::range(10, 19);
+        auto a = plan(rpsProfile("kernel-bypass"), two, {}).value();
+        REQUIRE(a.advice.size() == 1);
+        INFO(a.advice[0].text);
+        CHECK(a.advice[0].text.find("--rx-cpu 3 --worker-cpus 0-2,4-9 --tap enp2s0dp") != std::string::npos);
+        CHECK(a.advice[0].text.find("share CPU 3's last-level cache (0-9): a worker on 10-19") != std::string::npos);
+        // None of the targets shares it: the advice keeps them and says so.
+        for (unsigned c = 0; c < 20; ++c) two.host.llc[c] = CpuSet::of({c});
+        auto b = plan(rpsProfile("kernel-bypass"), two, {}).value();
+        REQUIRE(b.advice.size() == 1);
+        CHECK(b.advice[0].text.find("--worker-cpus 0-2,4-19") != std::string::npos);
+        CHECK(b.advice[0].text.find("no steering target shares CPU 3's last-level cache") != std::string::npos);
+    }
     auto bad = loadProfileText("datapath:\n  recommend: maybe\n", "t.yaml", shipped());
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message().find("t.yaml:2:14") != std::string::npos);
