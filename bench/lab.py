@@ -410,11 +410,14 @@ def smoke(lab):
     lab.apply(GATEWAY)
     tuned = lab.measure(16, 2)
     print("gateway:", json.dumps(tuned))
-    others = 1 - tuned["nic_cpu_share"]
+    # Moved, not a fixed share: with 16 flows over 2 CPUs, one of them busy with the load, the
+    # other CPUs' share after apply was 28 % in one run and 9.5 % in the next, against 0 % untuned.
+    before, others = 1 - base["nic_cpu_share"], 1 - tuned["nic_cpu_share"]
     if tuned["ok"] == 0 or tuned["failures"]:
         failures.append("gateway: no clean traffic after apply")
-    if os.cpu_count() > 1 and others < 0.1:
-        failures.append("gateway: other CPUs did only %.0f%% of NET_RX work after apply" % (100 * others))
+    if os.cpu_count() > 1 and others - before < 0.05:
+        failures.append("gateway: other CPUs did %.0f%% of NET_RX work after apply, %.0f%% before: not 5 points more" %
+                        (100 * others, 100 * before))
     lab.revert()
     rps = lab.srv_exec("cat", "/sys/class/net/tapS/queues/rx-0/rps_cpus").stdout.strip()
     if rps.strip("0,") != "":
