@@ -243,11 +243,11 @@ Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {
     return {};
 }
 
-Result<Prefetch> parsePrefetch(const std::string& v) {
+std::optional<Prefetch> parsePrefetch(std::string_view v) {
     if (v == "auto") return Prefetch::kAuto;
     if (v == "on" || v == "true") return Prefetch::kOn;
     if (v == "off" || v == "false") return Prefetch::kOff;
-    return fail(EINVAL, "parse", "prefetch_next_mbufs", "expected auto, on or off, got '" + v + "'");
+    return std::nullopt;
 }
 
 bool cpuHasPrefetchw() {

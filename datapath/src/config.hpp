@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cpuset.hpp"
@@ -89,7 +90,7 @@ std::string acrossLlcWarning(const DpConfig& c, const CpuSet& rxLlc);  // empty 
 
 // prefetch_next_mbufs resolved against this host: the RX core's last-level cache (empty: unknown)
 // and whether the CPU has PREFETCHW (without it, the prefetch would be a read, which does nothing here).
-Result<Prefetch> parsePrefetch(const std::string& v);  // auto, on/true, off/false
+std::optional<Prefetch> parsePrefetch(std::string_view v);  // auto, on/true, off/false
 PrefetchChoice choosePrefetch(const DpConfig& c, const CpuSet& rxLlc, bool cpuHasPrefetchw);
 bool cpuHasPrefetchw();  // CPUID 0x80000001 ECX bit 8 on x86-64; false elsewhere
 

@@ -219,8 +219,8 @@ void rxLoop(Runtime& rt) {
         const uint64_t t0 = now;
         const uint16_t n = rte_eth_rx_burst(rt.nicPort, 0, pkts, static_cast<uint16_t>(burst));
         unsigned work = n;
-        if (cache) prefetchNextMbufs(cache, burst, dataOffset);
         if (n > 0) {
+            if (cache) prefetchNextMbufs(cache, burst, dataOffset);
             uint64_t bytes = 0, nonIp = 0;
             std::fill(count, count + workers, 0u);
             for (unsigned i = 0; i < std::min<unsigned>(n, kPrefetchAhead); ++i) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -159,4 +160,38 @@ TEST_CASE("detect shows the CPU quota of its own cgroup beside the cpuset", "[in
     CHECK(text.out.find("CPU quota 0.50 CPUs' worth of time (50000/100000 us") != std::string::npos);
     // Outside it: no limit on this path.
     CHECK(json::parse(run({rxtuneBin(), "detect", "--json"}).out)["host"]["cgroup"]["cpu_quota"]["limited"] == false);
+}
+
+TEST_CASE("detect reads each CPU's last-level cache from the kernel's cacheinfo", "[integration][detect]") {
+    requireRoot();
+    // The same question asked of sysfs by a shell loop: per online CPU, the shared_cpu_list of the
+    // highest cache level that is not an instruction cache.
+    const std::string expected = mustRun({"sh", "-c", R"SH(
+        for c in $(seq 0 $(($(getconf _NPROCESSORS_CONF) - 1))); do
+          d=/sys/devices/system/cpu/cpu$c
+          [ "$c" = 0 ] || [ "$(cat $d/online 2>/dev/null || echo 1)" = 1 ] || continue
+          [ -d $d/cache ] || continue
+          best=; top=0
+          for i in $d/cache/index*; do
+            [ "$(cat $i/type)" = Instruction ] && continue
+            [ "$(cat $i/level)" -gt "$top" ] && { top=$(cat $i/level); best=$(cat $i/shared_cpu_list); }
+          done
+          echo "$c $best"
+        done)SH"});
+    Run r = run({rxtuneBin(), "detect", "--json"});
+    REQUIRE(r.status == 0);
+    const json llc = json::parse(r.out)["host"]["llc"];
+    std::istringstream lines(expected);
+    std::string cpu, shared;
+    size_t n = 0;
+    while (lines >> cpu >> shared) {
+        INFO("cpu " << cpu);
+        REQUIRE(llc.contains(cpu));
+        CHECK(llc[cpu] == shared);
+        ++n;
+    }
+    CHECK(llc.size() == n);
+    Run table = run({rxtuneBin(), "detect"});
+    REQUIRE(table.status == 0);
+    CHECK(table.out.find(n ? "  last-level cache [" : "  last-level cache -") != std::string::npos);
 }

@@ -1,7 +1,6 @@
 #include "cli/detect_output.hpp"
 
 #include <iomanip>
-#include <set>
 #include <sstream>
 
 namespace rxtune {
@@ -132,11 +131,9 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
     bool smt = false;
     for (const auto& [cpu, sib] : h.smtSiblings) smt = smt || sib.count() > 1;
     out << "  SMT " << (smt ? "on" : "off") << "\n";
-    std::set<std::string> llcDomains;
-    for (const auto& [cpu, shared] : h.llc) llcDomains.insert(shared.toList());
-    out << "  last-level cache";
-    if (llcDomains.empty()) out << " -";
-    for (const auto& d : llcDomains) out << " [" << d << "]";
+    out << "  last-level cache" << (h.llc.empty() ? " -" : "");
+    for (const auto& [cpu, shared] : h.llc)  // each cache once, where its lowest CPU comes up
+        if (shared.cpus().front() == cpu) out << " [" << shared.toList() << "]";
     out << "\n";
     out << "  cgroup " << h.cgroupVersion << " " << orDash(h.cgroupPath) << ", effective cpuset "
         << h.cgroupCpus.toList() << " (" << h.cgroupCpusSource << ")\n";

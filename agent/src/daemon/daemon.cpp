@@ -226,9 +226,13 @@ void Agent::sample() {
     metrics_.updateSnapshot(*snap);
     auto softnet = readSoftnetStat(fs_, snap->host.online.cpus());
     auto softirqText = fs_.read("proc/softirqs");
-    auto netRx = softirqText ? parseNetRxSoftirqs(*softirqText) : Result<std::map<unsigned, std::uint64_t>>(failWith(softirqText.error()));
-    if (!softnet || !netRx) {
-        LOG_W("metrics: " + (!softnet ? softnet.error().message() : netRx.error().message()));
+    if (!softnet || !softirqText) {
+        LOG_W("metrics: " + (!softnet ? softnet.error().message() : softirqText.error().message()));
+        return;
+    }
+    auto netRx = parseNetRxSoftirqs(*softirqText);
+    if (!netRx) {
+        LOG_W("metrics: " + netRx.error().message());
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);

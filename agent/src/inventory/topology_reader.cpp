@@ -274,9 +274,16 @@ Result<Topology> readTopology(const FileTree& fs) {
         auto sib = readList(fs, paths::cpuDir(cpu) + "/topology/thread_siblings_list", true);
         if (!sib) return failWith(sib.error());
         t.smtSiblings[cpu] = sib->empty() ? CpuSet::of({cpu}) : *sib;
+    }
+    // Each last-level cache is read once, from its first CPU: the daemon takes a snapshot every
+    // metrics interval, and each read is a directory listing and a few files per CPU.
+    for (unsigned cpu : t.online.cpus()) {
+        if (t.llc.contains(cpu)) continue;
         auto llc = readLlc(fs, cpu);
         if (!llc) return failWith(llc.error());
-        if (!llc->empty()) t.llc[cpu] = *llc;
+        if (llc->empty()) continue;  // no cacheinfo for this CPU
+        t.llc[cpu] = *llc;
+        for (unsigned shared : (*llc & t.online).cpus()) t.llc[shared] = *llc;
     }
 
     if (auto nodes = fs.list("sys/devices/system/node"); nodes) {

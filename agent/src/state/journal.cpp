@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -87,44 +88,31 @@ Result<std::optional<Journal>> JournalStore::load() const {
 
 namespace {
 
-// A JSON string: the journal's texts are sysfs and procfs contents, UTF-8 or refused (a journal
-// the parser could not read back would lose the originals it holds).
+// A JSON string. The journal's texts are sysfs and procfs contents: printable ASCII with newlines
+// and tabs, escaped here; anything else (other control bytes, UTF-8) goes through the JSON
+// library, which escapes it the same way and refuses what is not UTF-8 (a journal the parser could
+// not read back would lose the originals it holds). Returns false for such a value.
 bool appendString(std::string& out, std::string_view s) {
-    out += '"';
-    for (size_t i = 0; i < s.size(); ++i) {
-        const auto c = static_cast<unsigned char>(s[i]);
-        if (c >= 0x80) {
-            // One well-formed UTF-8 sequence (RFC 3629, table 3-7 of Unicode: no overlong forms,
-            // no surrogates, nothing past U+10FFFF), as the parser will want it.
-            size_t len = 0;
-            unsigned char lo = 0x80, hi = 0xbf;  // the second byte's range
-            if (c >= 0xc2 && c <= 0xdf) len = 2;
-            else if (c >= 0xe0 && c <= 0xef) len = 3, lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-            else if (c >= 0xf0 && c <= 0xf4) len = 4, lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-            if (len == 0 || i + len > s.size()) return false;
-            const auto second = static_cast<unsigned char>(s[i + 1]);
-            if (second < lo || second > hi) return false;
-            for (size_t k = 2; k < len; ++k)
-                if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return false;
-            out.append(s.substr(i, len));
-            i += len - 1;
-            continue;
+    const bool plain = std::all_of(s.begin(), s.end(), [](char ch) {
+        const auto c = static_cast<unsigned char>(ch);
+        return (c >= 0x20 && c < 0x80) || c == '\n' || c == '\t';
+    });
+    if (!plain) {
+        try {
+            out += json(std::string(s)).dump();
+            return true;
+        } catch (const json::type_error&) {  // 316: invalid UTF-8
+            return false;
         }
+    }
+    out += '"';
+    for (char c : s) {
         switch (c) {
             case '"': out += "\\\""; break;
             case '\\': out += "\\\\"; break;
             case '\n': out += "\\n"; break;
             case '\t': out += "\\t"; break;
-            case '\r': out += "\\r"; break;
-            default:
-                if (c < 0x20) {
-                    static constexpr char kHex[] = "0123456789abcdef";
-                    out += "\\u00";
-                    out += kHex[c >> 4];
-                    out += kHex[c & 0xf];
-                } else {
-                    out += static_cast<char>(c);
-                }
+            default: out += c;
         }
     }
     out += '"';

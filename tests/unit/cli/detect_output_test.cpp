@@ -19,6 +19,9 @@ TEST_CASE("detect JSON has host and interfaces with the detected facts", "[detec
     CHECK(j["host"]["cgroup"]["effective_cpus"] == "8-15");
     CHECK(j["host"]["numa_nodes"]["1"] == "8-15");
     CHECK(j["host"]["llc"]["9"] == "8-15");
+    std::ostringstream table;
+    printTable(*s, table);
+    CHECK(table.str().find("  last-level cache [0-7] [8-15]\n") != std::string::npos);  // each cache once, in CPU order
     const auto& nic = j["interfaces"][1];
     CHECK(nic["name"] == "ens1f0");
     CHECK(nic["verdict"] == "multi-queue");
