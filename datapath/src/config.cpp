@@ -132,8 +132,8 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
                 else bad(d, "tap.backend", "expected auto, tap or virtio-user, got '" + v + "'");
             }
             if (auto d = n["vhost_net"]) {
-                c.vhostNet = scalar(d, "tap.vhost_net");
-                if (c.vhostNet.empty() || c.vhostNet.front() != '/' || c.vhostNet.find_first_of(", ") != std::string::npos)
+                c.vhostNet = yamlcfg::absolutePath(d, "tap.vhost_net");
+                if (c.vhostNet.find_first_of(", ") != std::string::npos)
                     bad(d, "tap.vhost_net", "expected an absolute path with no commas or spaces, got '" + c.vhostNet + "'");
             }
             if (auto d = n["name"]) {
@@ -181,11 +181,9 @@ Result<DpConfig> parseDpConfig(const std::string& text, const std::string& file)
 }
 
 Result<DpConfig> loadDpConfig(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return fail(errno ? errno : ENOENT, "read", path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parseDpConfig(ss.str(), path);
+    auto text = yamlcfg::readDocumentFile(path);
+    if (!text) return failWith(text.error());
+    return parseDpConfig(*text, path);
 }
 
 Result<void> validateDpConfig(DpConfig& c, const CpuSet& allowed) {

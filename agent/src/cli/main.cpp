@@ -46,6 +46,14 @@ int runDetect(const std::vector<std::string>& interfaces, bool asJson) {
     return std::cout ? 0 : 1;
 }
 
+// --state-dir and friends: absolute and not empty, as the daemon's configuration keys.
+const CLI::Validator kAbsolutePath(
+    [](std::string& s) {
+        auto ok = rxtune::validateAbsolutePath(s);
+        return ok ? std::string() : ok.error().detail;
+    },
+    "ABSOLUTE PATH");
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -69,9 +77,9 @@ int main(int argc, char** argv) {
                 ->check(CLI::Range(100u, 60000u));
         }
         sub->add_flag("--json", tune.json, "JSON output");
-        sub->add_option("--state-dir", tune.stateDir, "Where the journal of original values lives")->capture_default_str();
-        sub->add_option("--run-dir", tune.runDir, "Where the lock file lives")->capture_default_str();
-        sub->add_option("--bpf-dir", tune.bpfDir, "Where XDP steering is pinned (on a bpffs)")->capture_default_str();
+        sub->add_option("--state-dir", tune.stateDir, "Where the journal of original values lives")->capture_default_str()->check(kAbsolutePath);
+        sub->add_option("--run-dir", tune.runDir, "Where the lock file lives")->capture_default_str()->check(kAbsolutePath);
+        sub->add_option("--bpf-dir", tune.bpfDir, "Where XDP steering is pinned (on a bpffs)")->capture_default_str()->check(kAbsolutePath);
     };
     auto* plan = app.add_subcommand("plan", "Show what apply would change (exit 0: nothing, 2: changes pending)");
     addTuneOptions(plan, true);
@@ -91,9 +99,9 @@ int main(int argc, char** argv) {
     status->add_flag("--watch", st.watch, "Redraw in place every interval until interrupted");
     status->add_flag("--json", st.json, "One JSON document per sample, one per line");
     status->add_option("--count", st.count, "Samples to take (default: 1, or until interrupted with --watch)");
-    status->add_option("--state-dir", st.stateDir, "Where the journal of original values lives")->capture_default_str();
-    status->add_option("--run-dir", st.runDir, "Where the daemon keeps its status")->capture_default_str();
-    status->add_option("--bpf-dir", st.bpfDir, "Where XDP steering is pinned (on a bpffs)")->capture_default_str();
+    status->add_option("--state-dir", st.stateDir, "Where the journal of original values lives")->capture_default_str()->check(kAbsolutePath);
+    status->add_option("--run-dir", st.runDir, "Where the daemon keeps its status")->capture_default_str()->check(kAbsolutePath);
+    status->add_option("--bpf-dir", st.bpfDir, "Where XDP steering is pinned (on a bpffs)")->capture_default_str()->check(kAbsolutePath);
 
     std::string configPath = "/etc/rxtune/rxtune.yaml";
     auto* daemon = app.add_subcommand("daemon", "Run the agent: keep the profile applied, serve Prometheus metrics");

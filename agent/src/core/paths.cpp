@@ -33,6 +33,14 @@ Result<std::string> validateSysctlKey(std::string_view key) {
     return k;
 }
 
+Result<std::string> validateAbsolutePath(std::string_view path) {
+    const std::string p(path);
+    if (path.empty()) return fail(EINVAL, "path", "''", "expected an absolute path, got an empty one");
+    if (path.front() != '/') return fail(EINVAL, "path", "'" + p + "'", "expected an absolute path, got '" + p + "'");
+    if (path.find('\0') != std::string_view::npos) return fail(EINVAL, "path", "'" + p + "'", "contains NUL");
+    return p;
+}
+
 namespace paths {
 
 std::string netClass() { return "sys/class/net"; }

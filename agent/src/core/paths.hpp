@@ -12,6 +12,9 @@ namespace rxtune {
 Result<std::string> validateIfName(std::string_view name);
 // A sysctl key such as "net.core.rmem_max": dot-separated [a-z0-9_-] parts, no empty part.
 Result<std::string> validateSysctlKey(std::string_view key);
+// A directory or file given by a user (config key, command-line option): not empty, absolute
+// (a relative one would depend on the daemon's working directory), no NUL.
+Result<std::string> validateAbsolutePath(std::string_view path);
 
 // Paths are relative to a FileTree root ("sys/...", "proc/...").
 namespace paths {

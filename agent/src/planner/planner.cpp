@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <tuple>
 #include <bit>
 
 #include "core/paths.hpp"
@@ -194,6 +195,19 @@ static std::vector<std::string> explainTargets(const Profile& profile, const Top
     return out;
 }
 
+namespace {
+
+Nic canonical(const Nic& n) {
+    Nic c = n;
+    auto byIndex = [](const auto& a, const auto& b) { return a.index < b.index; };
+    std::sort(c.rx.begin(), c.rx.end(), byIndex);
+    std::sort(c.tx.begin(), c.tx.end(), byIndex);
+    std::sort(c.irqs.begin(), c.irqs.end(), [](const Irq& a, const Irq& b) { return a.number < b.number; });
+    return c;
+}
+
+}  // namespace
+
 Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts) {
     const Topology& host = snap.host;
     Plan p;
@@ -205,13 +219,19 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     auto hostTargets = steeringTargets(profile, host, nullptr, opts);
     if (!hostTargets) return failWith(hostTargets.error());
 
-    std::vector<const Nic*> nics;
+    // The plan does not depend on the order the snapshot lists things in: the chosen devices are
+    // planned by ifindex, their queues and IRQs by number.
+    std::vector<Nic> chosenNics;
     for (const auto& n : snap.nics) {
         const bool byList = opts.explicitInterfaces || !opts.interfaces.empty();
         bool chosen = byList ? std::find(opts.interfaces.begin(), opts.interfaces.end(), n.name) != opts.interfaces.end()
                              : matches(profile.match, n);
-        if (chosen) nics.push_back(&n);
+        if (chosen) chosenNics.push_back(canonical(n));
     }
+    std::sort(chosenNics.begin(), chosenNics.end(),
+              [](const Nic& a, const Nic& b) { return std::tie(a.ifindex, a.name) < std::tie(b.ifindex, b.name); });
+    std::vector<const Nic*> nics;
+    for (const auto& n : chosenNics) nics.push_back(&n);
     const bool autoMode = profile.steering.mode == SteeringMode::kAuto;
     // auto keeps the RFS table ready for whichever interface it turns RPS on for.
     const bool rpsAnywhere = profile.steering.mode == SteeringMode::kRps || autoMode;

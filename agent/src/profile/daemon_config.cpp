@@ -2,13 +2,12 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
 #include "core/paths.hpp"
+#include "profile/profile.hpp"
 #include "profile/yaml_config.hpp"
 
 namespace rxtune {
@@ -34,7 +33,13 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
                                         "state_dir", "run_dir", "bpf_dir", "proc_sys", "http_threads", "http_max_connections", "http_timeout",
                                         "datapaths", "bpf_accounting",
                                         "bpf_max_softirq_rate"});
-        if (auto n = root["profile"]) c.profile = scalar(n, "profile");
+        if (auto n = root["profile"]) {
+            // A name from the profile directories, or a file: then an absolute path (a relative
+            // one would depend on the daemon's working directory).
+            c.profile = scalar(n, "profile");
+            if (c.profile.empty()) bad(n, "profile", "expected a profile name or an absolute path, got ''");
+            if (isProfilePath(c.profile)) c.profile = yamlcfg::absolutePath(n, "profile");
+        }
         if (auto n = root["interfaces"]) {
             if (!n.IsSequence()) bad(n, "interfaces", "expected a list of interface names");
             for (const auto& e : n) {
@@ -60,13 +65,10 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
             else if (v == "keep") c.revertOnStop = false;
             else bad(n, "on_stop", "expected keep or revert, got '" + v + "'");
         }
-        if (auto n = root["state_dir"]) c.stateDir = scalar(n, "state_dir");
-        if (auto n = root["run_dir"]) c.runDir = scalar(n, "run_dir");
-        if (auto n = root["bpf_dir"]) c.bpfDir = scalar(n, "bpf_dir");
-        if (auto n = root["proc_sys"]) {
-            c.procSys = scalar(n, "proc_sys");
-            if (c.procSys.empty() || c.procSys.front() != '/') bad(n, "proc_sys", "expected an absolute path, got '" + c.procSys + "'");
-        }
+        if (auto n = root["state_dir"]) c.stateDir = yamlcfg::absolutePath(n, "state_dir");
+        if (auto n = root["run_dir"]) c.runDir = yamlcfg::absolutePath(n, "run_dir");
+        if (auto n = root["bpf_dir"]) c.bpfDir = yamlcfg::absolutePath(n, "bpf_dir");
+        if (auto n = root["proc_sys"]) c.procSys = yamlcfg::absolutePath(n, "proc_sys");
         if (auto n = root["bpf_accounting"]) {
             auto v = scalar(n, "bpf_accounting");
             if (v == "auto") c.bpfAccounting = BpfAccounting::kAuto;
@@ -80,8 +82,8 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
             if (!n.IsSequence()) bad(n, "datapaths", "expected a list of telemetry socket paths (may be empty)");
             c.datapaths.clear();
             for (const auto& e : n) {
-                auto path = scalar(e, "datapaths");
-                if (path.empty() || path.front() != '/' || path.size() >= 108)
+                auto path = yamlcfg::absolutePath(e, "datapaths");
+                if (path.size() >= 108)
                     bad(e, "datapaths", "expected an absolute socket path shorter than 108 bytes, got '" + path + "'");
                 c.datapaths.push_back(path);
             }
@@ -100,17 +102,12 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
 }
 
 Result<DaemonConfig> loadDaemonConfig(const std::string& path, bool mustExist) {
-    std::ifstream in(path);
-    if (!in) {
-        if (!mustExist && errno == ENOENT) {
-            DaemonConfig c;
-            return c;
-        }
-        return fail(errno ? errno : ENOENT, "read", path);
+    auto text = yamlcfg::readDocumentFile(path);
+    if (!text) {
+        if (!mustExist && text.error().code == ENOENT) return DaemonConfig{};
+        return failWith(text.error());
     }
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return parseDaemonConfig(ss.str(), path);
+    return parseDaemonConfig(*text, path);
 }
 
 }  // namespace rxtune

@@ -97,6 +97,9 @@ struct Profile {
 
 // Directories searched for a profile given by name, in order.
 std::vector<std::string> profileSearchPath();
+// A profile is named by a path (it has a '/' or ends in .yaml) or by a name looked up in the
+// search path.
+bool isProfilePath(const std::string& nameOrPath);
 
 // name ("single-queue-gateway") or path ("./x.yaml"); includes resolved, validated, merged.
 Result<Profile> loadProfile(const std::string& nameOrPath, const std::vector<std::string>& searchPath);

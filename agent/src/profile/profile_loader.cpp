@@ -286,12 +286,11 @@ void mergeInto(Partial& base, const Partial& over) {
     }
 }
 
-bool isPath(const std::string& s) { return s.find('/') != std::string::npos || s.ends_with(".yaml"); }
-
 Result<std::string> resolve(const std::string& nameOrPath, const std::string& relativeTo,
                             const std::vector<std::string>& searchPath) {
     namespace fs = std::filesystem;
-    if (isPath(nameOrPath)) {
+    if (nameOrPath.empty()) return fail(EINVAL, "profile", "''", "expected a profile name or path, got an empty one");
+    if (isProfilePath(nameOrPath)) {
         fs::path p(nameOrPath);
         if (p.is_relative() && !relativeTo.empty()) p = fs::path(relativeTo).parent_path() / p;
         std::error_code ec;
@@ -340,11 +339,9 @@ public:
             if (!path) parser.error(node, "include", path.error().message());
             if (std::find(stack.begin(), stack.end(), *path) != stack.end())
                 parser.error(node, "include", "include cycle: '" + name + "' is already being loaded (" + *path + ")");
-            std::ifstream in(*path);
-            std::stringstream ss;
-            ss << in.rdbuf();
-            if (!in) parser.error(node, "include", "cannot read " + *path);
-            mergeInto(merged, load(ss.str(), *path, stack));
+            auto text = yamlcfg::readDocumentFile(*path);
+            if (!text) parser.error(node, "include", "cannot read " + *path + ": " + text.error().message());
+            mergeInto(merged, load(*text, *path, stack));
         }
         stack.pop_back();
         files_.push_back(file);
@@ -434,6 +431,8 @@ std::string CpuChoice::str() const {
     return "?";
 }
 
+bool isProfilePath(const std::string& s) { return s.find('/') != std::string::npos || s.ends_with(".yaml"); }
+
 std::vector<std::string> profileSearchPath() {
     std::vector<std::string> out;
     std::string dirs = RXTUNE_PROFILE_DIRS;
@@ -451,12 +450,10 @@ std::vector<std::string> profileSearchPath() {
 Result<Profile> loadProfile(const std::string& nameOrPath, const std::vector<std::string>& searchPath) {
     auto path = resolve(nameOrPath, "", searchPath);
     if (!path) return failWith(path.error());
-    std::ifstream in(*path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    if (!in) return fail(errno ? errno : EIO, "read", *path);
+    auto text = yamlcfg::readDocumentFile(*path);
+    if (!text) return failWith(text.error());
     std::string name = std::filesystem::path(*path).stem().string();
-    return loadFrom(ss.str(), *path, name, searchPath);
+    return loadFrom(*text, *path, name, searchPath);
 }
 
 Result<Profile> loadProfileText(const std::string& text, const std::string& fileName,

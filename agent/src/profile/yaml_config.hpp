@@ -6,13 +6,16 @@
 
 #include <charconv>
 #include <cmath>
+#include <cerrno>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <set>
 #include <string>
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/paths.hpp"
 #include "core/result.hpp"
 
 namespace rxtune::yamlcfg {
@@ -108,11 +111,29 @@ inline void requireKeys(const YAML::Node& n, const std::string& where, const std
     }
 }
 
+// The limits every configuration document holds to (README "Limits of a configuration file").
+// yaml-cpp parses an alias as a second reference to its anchor's node, so parsing is linear in the
+// text, but every walk that follows reaches an aliased node once per use: ten lines of nested
+// aliases ("billion laughs") hold 9^10 nodes. The first walk below counts nodes the way every later
+// reader reaches them and stops at kMaxNodes, so no later walk can visit more.
+constexpr std::size_t kMaxDocumentBytes = 1 << 20;  // 1 MiB
+constexpr unsigned kMaxDepth = 64;                  // nested mappings and sequences
+constexpr std::size_t kMaxNodes = 100000;           // nodes visited, an alias counted at each use
+
+namespace detail {
+
+struct Walk {
+    std::size_t visited = 0;
+};
+
 // yaml-cpp keeps both entries of a key given twice and lookups see the last: YAML forbids it.
-inline void requireUniqueKeys(const YAML::Node& n, const std::string& path = "", unsigned depth = 0) {
-    if (depth > 64) bad(n, path, "nested too deeply");
+inline void checkNode(const YAML::Node& n, const std::string& path, unsigned depth, Walk& w) {
+    if (++w.visited > kMaxNodes)
+        bad(n, path, "the document has more than " + std::to_string(kMaxNodes) +
+                         " nodes once its aliases are expanded (each use of an alias counts its whole anchor)");
+    if (depth > kMaxDepth) bad(n, path, "nested more than " + std::to_string(kMaxDepth) + " levels deep");
     if (n.IsSequence()) {
-        for (const auto& e : n) requireUniqueKeys(e, path, depth + 1);
+        for (const auto& e : n) checkNode(e, path, depth + 1, w);
         return;
     }
     if (!n.IsMap()) return;
@@ -125,19 +146,54 @@ inline void requireUniqueKeys(const YAML::Node& n, const std::string& path = "",
             if (!fresh)
                 bad(kv.first, here, "duplicate key: already given on line " + std::to_string(it->second.line + 1) +
                                         " (a key may appear once in a mapping)");
+        } else {
+            checkNode(kv.first, here, depth + 1, w);  // a complex key is walked and counted too
         }
-        requireUniqueKeys(kv.second, here, depth + 1);
+        checkNode(kv.second, here, depth + 1, w);
     }
 }
 
-// The document of a configuration file: parsed, keys unique everywhere, and not empty (0 bytes or
-// comments only is almost always a truncated write or a wrong path, never an intended no-op).
+}  // namespace detail
+
+// Unique keys in every mapping, at most kMaxDepth levels and kMaxNodes nodes (aliases expanded).
+inline void requireUniqueKeys(const YAML::Node& n) {
+    detail::Walk w;
+    detail::checkNode(n, "", 0, w);
+}
+
+// The document of a configuration file: at most kMaxDocumentBytes, parsed, within the limits
+// above, keys unique everywhere, and not empty (0 bytes or comments only is almost always a
+// truncated write or a wrong path, never an intended no-op).
 inline YAML::Node loadDocument(const std::string& text, const std::string& what) {
+    if (text.size() > kMaxDocumentBytes)
+        throw ConfigError{YAML::Mark::null_mark(), "",
+                          what + " of " + std::to_string(text.size()) + " bytes: the limit is " +
+                              std::to_string(kMaxDocumentBytes) + " bytes"};
     YAML::Node root = YAML::Load(text);
     if (root.IsNull())
         throw ConfigError{root.Mark(), "", "empty " + what + " (no settings at all: a truncated write or a wrong path?)"};
     requireUniqueKeys(root);
     return root;
+}
+
+// A path-valued key: absolute and not empty (an empty state_dir once put the journal at
+// /journal.json). The value as given.
+inline std::string absolutePath(const YAML::Node& n, const std::string& key) {
+    const std::string v = scalar(n, key);
+    if (auto ok = validateAbsolutePath(v); !ok) bad(n, key, ok.error().detail);
+    return v;
+}
+
+// A configuration file's text, read up to one byte past kMaxDocumentBytes (so that loadDocument
+// refuses it) however large the file, pipe or device behind the path is.
+inline Result<std::string> readDocumentFile(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(errno ? errno : ENOENT, "read", path);
+    std::string text(kMaxDocumentBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) return fail(errno ? errno : EIO, "read", path);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
 }
 
 inline std::string where(const std::string& file, const YAML::Mark& m) {

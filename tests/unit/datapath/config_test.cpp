@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "../support/yaml_bomb.hpp"
 #include "config.hpp"
 
 using namespace rxtune;
@@ -220,4 +221,17 @@ TEST_CASE("datapath config: prefetch_next_mbufs resolves against the host's cach
     }
     CHECK(errorOf("nic: {device: net_null0}\nprefetch_next_mbufs: sometimes\n").find(
               "dp.yaml:2:22: prefetch_next_mbufs: expected auto, on or off, got 'sometimes'") != std::string::npos);
+}
+
+TEST_CASE("datapath config: nested aliases are refused at once, and paths must be absolute") {
+    for (unsigned levels : {10u, 20u})
+        for (const auto& text : {test::aliasBomb(levels, "eal"), test::nestedAliasBomb(levels, "eal")}) {
+            const auto e = errorOf(text);
+            CHECK(e.rfind("dp.yaml:", 0) == 0);
+            CHECK(e.find("more than 100000 nodes") != std::string::npos);
+        }
+    CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: ''}\n") ==
+          "dp.yaml:2:18: tap.vhost_net: expected an absolute path, got an empty one");
+    CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n") ==
+          "dp.yaml:2:18: tap.vhost_net: expected an absolute path, got 'dev/vhost-net'");
 }

@@ -1,5 +1,8 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <random>
+
 #include "../support/fixture.hpp"
 #include "apply/prepare.hpp"
 #include "planner/planner.hpp"
@@ -95,14 +98,24 @@ TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
     auto numa = loadProfileText("steering:\n  cpus: numa-local\nmatch:\n  verdict: any\n", "n.yaml", shipped()).value();
     auto p = plan(numa, snap("numa2-multi-queue"), {}).value();
     CHECK(p.settings[1].id == "sysctl net.core.rps_default_mask");
+    size_t masks = 0;
     for (const auto& s : p.settings)
-        if (s.id.ends_with("rps_cpus")) CHECK(s.desired == "ff00");
+        if (s.id.ends_with("rps_cpus")) {
+            ++masks;
+            CHECK(s.desired == "ff00");
+        }
+    CHECK(masks == 8);  // ens1f0's eight RX queues
     auto cg = loadProfileText("steering:\n  cpus: cgroup:/docker/abc123\nmatch:\n  verdict: any\n", "c.yaml", shipped()).value();
     PlanOptions opts;
     opts.cgroupCpus["/docker/abc123"] = CpuSet::range(8, 11);
     auto q = plan(cg, snap("numa2-multi-queue"), opts).value();
+    masks = 0;
     for (const auto& s : q.settings)
-        if (s.id.ends_with("rps_cpus")) CHECK(s.desired == "f00");
+        if (s.id.ends_with("rps_cpus")) {
+            ++masks;
+            CHECK(s.desired == "f00");
+        }
+    CHECK(masks == 8);
     auto missing = plan(cg, snap("numa2-multi-queue"), {});
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message() == "c.yaml:2:9: steering.cpus: cgroup /docker/abc123 does not exist");
@@ -150,11 +163,32 @@ TEST_CASE("guards only raise or only lower; absent cpufreq is said, not hidden",
     CHECK(govSkipped);
 }
 
-TEST_CASE("the plan is deterministic", "[planner]") {
-    auto profile = rpsProfile("throughput");
-    auto a = plan(profile, snap("story-20cpu-single-queue"), {}).value();
-    auto b = plan(profile, snap("story-20cpu-single-queue"), {}).value();
-    CHECK(lines(a) == lines(b));
+TEST_CASE("the plan does not depend on the order the snapshot lists devices, queues and IRQs in", "[planner]") {
+    // Every device of each fixture host, virtual ones too, so that there is an order to get wrong
+    // (isolated-cpus-netns has two: veth0 and tap0; every host has queues to reorder).
+    auto profile = loadProfileText("include: throughput\nmatch:\n  verdict: any\n  virtual: include\nsteering:\n  mode: rps\n",
+                                   "all.yaml", shipped())
+                       .value();
+    for (const char* scenario : {"story-20cpu-single-queue", "numa2-multi-queue", "isolated-cpus-netns"}) {
+        INFO(scenario);
+        const HostSnapshot s = snap(scenario);
+        const auto golden = lines(plan(profile, s, {}).value());
+        REQUIRE(golden.size() >= 8);
+        std::mt19937 rng(20261201);
+        for (int round = 0; round < 8; ++round) {
+            HostSnapshot t = s;
+            std::shuffle(t.nics.begin(), t.nics.end(), rng);
+            for (auto& n : t.nics) {
+                std::shuffle(n.rx.begin(), n.rx.end(), rng);
+                std::shuffle(n.tx.begin(), n.tx.end(), rng);
+                std::shuffle(n.irqs.begin(), n.irqs.end(), rng);
+            }
+            std::shuffle(t.host.sysctls.begin(), t.host.sysctls.end(), rng);
+            std::shuffle(t.host.availableGovernors.begin(), t.host.availableGovernors.end(), rng);
+            CHECK(lines(plan(profile, t, {}).value()) == golden);
+        }
+    }
+    CHECK(plan(profile, snap("isolated-cpus-netns"), {}).value().interfaces.size() == 2);
 }
 
 TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS off there", "[planner]") {

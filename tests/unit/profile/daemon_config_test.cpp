@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "../support/yaml_bomb.hpp"
 #include "profile/daemon_config.hpp"
 
 using namespace rxtune;
@@ -83,4 +84,36 @@ TEST_CASE("an empty configuration and a key given twice are errors naming the fi
     auto dup = parseDaemonConfig("profile: a\nlisten: '127.0.0.1:1'\nprofile: b\n", "c.yaml");
     REQUIRE_FALSE(dup);
     CHECK(dup.error().message() == "c.yaml:3:1: profile: duplicate key: already given on line 1 (a key may appear once in a mapping)");
+}
+
+TEST_CASE("daemon config: nested aliases are refused at once, not expanded", "[config][limits]") {
+    for (unsigned levels : {10u, 20u})
+        for (const auto& text : {test::aliasBomb(levels, "interfaces"), test::nestedAliasBomb(levels, "datapaths")}) {
+            auto e = parseDaemonConfig(text, "c.yaml");
+            REQUIRE_FALSE(e);
+            CHECK(e.error().message().rfind("c.yaml:", 0) == 0);
+            CHECK(e.error().message().find("more than 100000 nodes") != std::string::npos);
+        }
+}
+
+TEST_CASE("daemon config: every path is absolute and not empty", "[config]") {
+    auto err = [](const std::string& text) {
+        auto c = parseDaemonConfig(text, "c.yaml");
+        REQUIRE_FALSE(c);
+        return c.error().message();
+    };
+    for (const char* key : {"state_dir", "run_dir", "bpf_dir", "proc_sys"}) {
+        INFO(key);
+        const std::string k = key;
+        const std::string col = std::to_string(k.size() + 3);
+        CHECK(err(k + ": \"\"\n") == "c.yaml:1:" + col + ": " + k + ": expected an absolute path, got an empty one");
+        CHECK(err(k + ": var/lib/x\n") == "c.yaml:1:" + col + ": " + k + ": expected an absolute path, got 'var/lib/x'");
+        CHECK(parseDaemonConfig(k + ": /var/lib/x\n", "c.yaml"));
+    }
+    CHECK(err("datapaths: ['']\n") == "c.yaml:1:13: datapaths: expected an absolute path, got an empty one");
+    CHECK(err("profile: \"\"\n") == "c.yaml:1:10: profile: expected a profile name or an absolute path, got ''");
+    CHECK(err("profile: profiles/mine.yaml\n") == "c.yaml:1:10: profile: expected an absolute path, got 'profiles/mine.yaml'");
+    CHECK(err("profile: mine.yaml\n").find("expected an absolute path") != std::string::npos);
+    CHECK(parseDaemonConfig("profile: /etc/rxtune/profiles/mine.yaml\n", "c.yaml"));
+    CHECK(parseDaemonConfig("profile: throughput\n", "c.yaml"));  // a name, from the search path
 }

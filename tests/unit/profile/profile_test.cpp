@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/yaml_bomb.hpp"
 #include "profile/profile.hpp"
 
 using namespace rxtune;
@@ -174,4 +175,55 @@ TEST_CASE("profiles: an empty file, a key given twice, a non-finite number and Y
     auto p = loadProfile("child", {d.path.string()});
     REQUIRE_FALSE(p);
     CHECK(p.error().message() == (d.path / "empty.yaml").string() + ": empty profile (no settings at all: a truncated write or a wrong path?)");
+}
+
+TEST_CASE("a profile of nested aliases is refused at once, not expanded", "[profile][limits]") {
+    // Ten anchors of nine aliases each hold 9^10 nodes; twenty, 9^20. Either is refused after at
+    // most kMaxNodes visits.
+    for (unsigned levels : {10u, 20u}) {
+        INFO(levels << " levels");
+        for (const auto& yaml : {test::aliasBomb(levels, "steering"), test::nestedAliasBomb(levels, "include"),
+                                 test::nestedAliasBomb(levels, "sysctl")}) {
+            const auto e = errorOf(yaml);
+            CHECK(e.rfind("bad.yaml:", 0) == 0);
+            CHECK(e.find("more than 100000 nodes once its aliases are expanded") != std::string::npos);
+        }
+    }
+    // The same bomb in an included file names that file.
+    TempDir d;
+    d.put("bomb.yaml", test::aliasBomb(10, "steering"));
+    d.put("child.yaml", "include: bomb\nsteering:\n  mode: rps\n");
+    auto p = loadProfile("child", {d.path.string()});
+    REQUIRE_FALSE(p);
+    CHECK(p.error().message().rfind((d.path / "bomb.yaml").string() + ":", 0) == 0);
+}
+
+TEST_CASE("aliases within the limits still work", "[profile][limits]") {
+    auto p = loadProfileText("match:\n  interfaces: &names [eth0, eth1]\n  drivers: *names\n  virtual: include\n", "a.yaml", {});
+    REQUIRE(p);
+    CHECK(p->match.drivers == std::vector<std::string>{"eth0", "eth1"});
+    // Four levels expand to some 16 thousand nodes: under the limit, and then refused for what
+    // it is (an unknown key), not for its size.
+    const auto e = errorOf(test::aliasBomb(4, "steering"));
+    CHECK(e.find("more than 100000 nodes") == std::string::npos);
+    CHECK(e.find("unknown key") != std::string::npos);
+}
+
+TEST_CASE("a profile nested too deeply or too large is refused", "[profile][limits]") {
+    std::string deep = "steering: " + std::string(70, '[') + std::string(70, ']') + "\n";
+    CHECK(errorOf(deep).find("nested more than 64 levels deep") != std::string::npos);
+    const std::string big = "# " + std::string(1 << 20, 'x') + "\nsteering:\n  mode: rps\n";
+    CHECK(errorOf(big) == "bad.yaml: profile of 1048601 bytes: the limit is 1048576 bytes");
+    // Read from a file, the text stops one byte past the limit, and the same error names the file.
+    TempDir d;
+    d.put("big.yaml", big);
+    auto p = loadProfile((d.path / "big.yaml").string(), {});
+    REQUIRE_FALSE(p);
+    CHECK(p.error().message() == (d.path / "big.yaml").string() + ": profile of 1048577 bytes: the limit is 1048576 bytes");
+}
+
+TEST_CASE("an empty profile name or include is refused", "[profile]") {
+    CHECK_FALSE(loadProfile("", shipped()));
+    CHECK(loadProfile("", shipped()).error().message().find("got an empty one") != std::string::npos);
+    CHECK(errorOf("include: ''\n").find("bad.yaml:1:10: include: ") == 0);
 }
