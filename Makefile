@@ -7,16 +7,21 @@ SHELL := /bin/bash
 APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
 	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libsystemd-dev \
-	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter \
+	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter strace \
 	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux \
 	mmdebstrap podman runc python3-yaml libcap2-bin
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
-FUZZ_SECONDS ?= 10
+FUZZ_SECONDS ?= 5
+# make fuzz-soak: each target until it has run FUZZ_SOAK_RUNS inputs or FUZZ_SOAK_SECONDS, whichever
+# comes first; what it finds is merged, minimised, into tests/fuzz/corpus/.
+FUZZ_SOAK_RUNS ?= 1000000
+FUZZ_SOAK_SECONDS ?= 600
+FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz werror run test deb image lab clean
+.PHONY: all deps bench-deps build build-asan build-fuzz fuzz-soak werror run test deb image lab clean
 
 all: build
 
@@ -63,7 +68,10 @@ build-asan: deps $(BUILD_ASAN)/build.ninja
 	meson compile -C $(BUILD_ASAN)
 
 build-fuzz: deps $(BUILD_FUZZ)/build.ninja
-	ninja -C $(BUILD_FUZZ) tests/cpuset_fuzz tests/interrupts_fuzz tests/profile_fuzz tests/softnet_fuzz tests/datapath_fuzz
+	ninja -C $(BUILD_FUZZ) $(addprefix tests/,$(FUZZ_TARGETS))
+
+fuzz-soak: build-fuzz
+	BUILD_FUZZ=$(BUILD_FUZZ) FUZZ_SOAK_RUNS=$(FUZZ_SOAK_RUNS) FUZZ_SOAK_SECONDS=$(FUZZ_SOAK_SECONDS) tests/fuzz/soak.sh
 
 # Warnings are errors in make test, not in the project's defaults (a newer compiler's new warnings
 # must not break a user's or a distribution's build).

@@ -352,3 +352,51 @@ TEST_CASE("BPF accounting in the daemon, and a clear message without BPF permiss
     CHECK(eventually([&] { return d.metrics().find("rxtune_softnet_processed_packets_total{cpu=\"0\"}") != std::string::npos; }));
     CHECK(d.alive());
 }
+
+TEST_CASE("metrics_interfaces: series for managed devices only by default, unmanaged ones never read", "[integration][daemon]") {
+    NetNs ns;
+    ns.ip({"link", "add", "v0", "type", "veth", "peer", "name", "v1"});
+    for (int i = 0; i < 6; i += 2)
+        ns.ip({"link", "add", "u" + std::to_string(i), "type", "veth", "peer", "name", "u" + std::to_string(i + 1)});
+    Daemon d(ns, "drift_interval: 60s\nmetrics_interval: 200ms\non_stop: revert\n", 19879);
+    REQUIRE(eventually([&] { return d.ready(); }));
+    INFO(d.log());
+    auto has = [](const std::string& m, const std::string& ifname) {
+        return m.find("rxtune_interface_info{driver=\"veth\",interface=\"" + ifname + "\"") != std::string::npos;
+    };
+    std::string m = d.metrics();
+    CHECK(has(m, "v0"));
+    CHECK(has(m, "v1"));
+    CHECK(sample(m, "rxtune_interface_packets_total{direction=\"rx\",interface=\"v0\"}") >= 0);
+    for (const char* u : {"u0", "u1", "u5"}) CHECK_FALSE(has(m, u));
+    CHECK(m.find("interface=\"u") == std::string::npos);
+
+    // Watched for a few metrics intervals: the daemon opens nothing of the unmanaged devices.
+    // (Device directories are opened by name relative to sys/class/net: `openat(5, "v0", ...)`.)
+    Run trace = run({"timeout", "-s", "INT", "1.5", "strace", "-f", "-qq", "-e", "trace=openat,open,stat,newfstatat,statx",
+                     "-p", std::to_string(d.pid())});
+    const std::string t = trace.out + trace.err;
+    INFO(t.substr(0, 4000));
+    CHECK(t.find("\"v0\"") != std::string::npos);  // the steered one is read each interval
+    for (const char* u : {"u0", "u3", "u5"}) {
+        CHECK(t.find(std::string("\"") + u) == std::string::npos);
+        CHECK(t.find(std::string("/") + u) == std::string::npos);
+    }
+
+    SECTION("all: every device, as before") {
+        d.writeConfig("drift_interval: 60s\nmetrics_interval: 200ms\non_stop: revert\nmetrics_interfaces: all\n");
+        d.signal(SIGHUP);
+        CHECK(eventually([&] { return has(d.metrics(), "u3") && has(d.metrics(), "v0"); }));
+    }
+    SECTION("globs: exactly the devices they match, managed ones too") {
+        d.writeConfig("drift_interval: 60s\nmetrics_interval: 200ms\non_stop: revert\nmetrics_interfaces: ['u[01]']\n");
+        d.signal(SIGHUP);
+        CHECK(eventually([&] {
+            const auto now = d.metrics();
+            return has(now, "u0") && has(now, "u1") && !has(now, "u2") && !has(now, "v0");
+        }));
+        CHECK(steered(ns, "v0", 0));  // still steered; only not exported
+    }
+    d.signal(SIGTERM);
+    CHECK(d.wait() == 0);
+}

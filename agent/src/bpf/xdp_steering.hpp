@@ -6,23 +6,10 @@
 #include <string>
 #include <string_view>
 
-#include "core/cpuset.hpp"
+#include "bpf/xdp_spec.hpp"
 #include "core/result.hpp"
 
 namespace rxtune {
-
-enum class XdpMode { kGeneric, kNative };
-
-// What is (or should be) installed on a device: "cpus=0-3 mode=generic qsize=2048".
-struct XdpSpec {
-    CpuSet cpus;
-    XdpMode mode = XdpMode::kGeneric;
-    std::uint32_t qsize = 2048;  // cpumap queue per target CPU
-
-    std::string str() const;
-    static Result<XdpSpec> parse(const std::string& text);  // "" is an error; callers treat "" as none
-    bool operator==(const XdpSpec& o) const { return cpus == o.cpus && mode == o.mode && qsize == o.qsize; }
-};
 
 class XdpSteering {
 public:

@@ -25,6 +25,7 @@
 #include "daemon/bpf_control.hpp"
 #include "daemon/datapath_watch.hpp"
 #include "daemon/log.hpp"
+#include "core/paths.hpp"
 #include "daemon/reconciler.hpp"
 #include "inventory/snapshot.hpp"
 #include "inventory/softnet.hpp"
@@ -123,9 +124,16 @@ public:
 private:
     bool reconcile(Why why, const std::set<std::string>* devices = nullptr) {
         const bool autoMode = profile_.steering.mode == SteeringMode::kAuto;
-        return reconciler_.run(why, devices, autoMode ? &auto_.inputs() : nullptr, firstEvent_);
+        const bool ok = reconciler_.run(why, devices, autoMode ? &auto_.inputs() : nullptr, firstEvent_);
+        if (reconciler_.wroteHostWide() && why != Why::kStart) refreshInterfaceMetrics();  // start: sample() follows
+        return ok;
     }
     void sample();
+    // The snapshot the metrics need: the host, and the devices metrics_interfaces selects (read
+    // one by one, so the cost follows the selected devices, not the node's).
+    Result<HostSnapshot> metricsSnapshot();
+    void exportInterfaces(const HostSnapshot& snap);  // rxtune_interface_* of those selected
+    void refreshInterfaceMetrics();
     void writeStatus() const;
     void reload();
     void markDue(const std::string& device);  // empty: an event that names none
@@ -214,16 +222,61 @@ void Agent::onIdle() {
     if (noise) std::this_thread::sleep_for(kNoiseBatch);
 }
 
+Result<HostSnapshot> Agent::metricsSnapshot() {
+    const InterfaceSelection& sel = cfg_.metricsInterfaces;
+    if (sel.kind == InterfaceSelection::Kind::kAll) return takeSnapshot(fs_, nl_, {});
+    // The steered devices are always read (mode auto measures them), whatever is exported.
+    std::set<std::string> managed(reconciler_.steered().begin(), reconciler_.steered().end());
+    managed.insert(cfg_.interfaces.begin(), cfg_.interfaces.end());
+    std::vector<std::string> names;
+    // The link watch's cache knows every device's name and kind without a dump; only a device
+    // with no kind and no loopback flag (hardware, typically) costs a look at sysfs.
+    for (const auto& e : links_->entries()) {
+        const bool mine = managed.count(e.name) > 0;
+        bool physical = false;
+        if (!sel.byName() && !mine && e.kind.empty() && !e.loopback && validateIfName(e.name))
+            physical = fs_.exists(paths::netDevFile(e.name, "device"));
+        if (mine || sel.wants(e.name, mine, physical)) names.push_back(e.name);
+    }
+    HostSnapshot s;
+    auto topo = readTopology(fs_);
+    if (!topo) return failWith(topo.error().withContext("host"));
+    s.host = std::move(*topo);
+    if (names.empty()) return s;  // readNics({}) would mean every device
+    auto nics = readNics(fs_, nl_, names, true);
+    if (!nics) return failWith(nics.error());
+    s.nics = std::move(*nics);
+    return s;
+}
+
+void Agent::exportInterfaces(const HostSnapshot& snap) {
+    const InterfaceSelection& sel = cfg_.metricsInterfaces;
+    if (!sel.byName()) {
+        metrics_.updateSnapshot(snap);  // all, or managed: exactly what was read
+        return;
+    }
+    HostSnapshot exported;
+    exported.host = snap.host;
+    for (const auto& n : snap.nics)
+        if (sel.wants(n.name, false, n.kind == "physical")) exported.nics.push_back(n);
+    metrics_.updateSnapshot(exported);
+}
+
+void Agent::refreshInterfaceMetrics() {
+    if (auto snap = metricsSnapshot()) exportInterfaces(*snap);
+    else LOG_W("metrics: " + snap.error().message());
+}
+
 void Agent::sample() {
     datapaths_.sample(cfg_.datapaths);
     // One snapshot serves both: its CPU list maps old-style softnet_stat rows, and its NICs feed
     // the interface metrics.
-    auto snap = takeSnapshot(fs_, nl_, {});
+    auto snap = metricsSnapshot();
     if (!snap) {
         LOG_W("metrics: " + snap.error().message());  // a device that vanished mid-read: next interval
         return;
     }
-    metrics_.updateSnapshot(*snap);
+    exportInterfaces(*snap);
     auto softnet = readSoftnetStat(fs_, snap->host.online.cpus());
     auto softirqText = fs_.read("proc/softirqs");
     if (!softnet || !softirqText) {

@@ -18,6 +18,7 @@ bool Reconciler::concerns(const std::string& name, const std::function<std::stri
 bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoInputs* autoIn,
                      std::optional<std::chrono::steady_clock::time_point> firstEvent) {
     const Profile& profile = *profile_;
+    wrote_ = false;
     const std::vector<std::string> scope = devices ? std::vector<std::string>(devices->begin(), devices->end()) : std::vector<std::string>();
     auto prepared = preparePlan(profile, fs_, nl_, *interfaces_, true, xdp_, autoIn, false, devices ? &scope : nullptr);
     if (!prepared) {
@@ -52,13 +53,9 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     const size_t drifted = why == Why::kDrift ? applied->written.size() : 0;
     metrics_.recordApply(
         {plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
-    // An event's snapshot holds its devices only: the interface metrics wait for the next sample.
-    if (devices) return true;
-    if (!applied->written.empty()) {
-        if (auto snap = takeSnapshot(fs_, nl_, {})) metrics_.updateSnapshot(*snap);
-    } else {
-        metrics_.updateSnapshot(prepared->snapshot);
-    }
+    // The interface metrics are the daemon's sample's (only the devices metrics_interfaces
+    // selects): a whole-host run that changed something asks for them again.
+    wrote_ = !devices && !applied->written.empty();
     return true;
 }
 

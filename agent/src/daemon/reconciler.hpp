@@ -44,6 +44,8 @@ public:
 
     // The interfaces planned, by the last whole-host run and events since.
     const std::vector<std::string>& steered() const { return steered_; }
+    // Whether the last run was a whole-host one that wrote something (the interface metrics are stale).
+    bool wroteHostWide() const { return wrote_; }
 
     Result<RevertReport> revert();
 
@@ -56,6 +58,7 @@ private:
     const Profile* profile_ = nullptr;
     const std::vector<std::string>* interfaces_ = nullptr;
     std::vector<std::string> steered_;
+    bool wrote_ = false;
 };
 
 }  // namespace rxtune

@@ -31,7 +31,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",
                                         "state_dir", "run_dir", "bpf_dir", "proc_sys", "http_threads", "http_max_connections", "http_timeout",
-                                        "datapaths", "bpf_accounting",
+                                        "datapaths", "bpf_accounting", "metrics_interfaces",
                                         "bpf_max_softirq_rate"});
         if (auto n = root["profile"]) {
             // A name from the profile directories, or a file: then an absolute path (a relative
@@ -86,6 +86,26 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
                 if (path.size() >= 108)
                     bad(e, "datapaths", "expected an absolute socket path shorter than 108 bytes, got '" + path + "'");
                 c.datapaths.push_back(path);
+            }
+        }
+        if (auto n = root["metrics_interfaces"]) {
+            const std::string what = "expected managed, all, or a list of interface name globs such as [eth*, ens1f0]";
+            auto& sel = c.metricsInterfaces;
+            if (n.IsScalar()) {
+                const auto v = n.Scalar();
+                if (v == "managed") sel.kind = InterfaceSelection::Kind::kManaged;
+                else if (v == "all") sel.kind = InterfaceSelection::Kind::kAll;
+                else bad(n, "metrics_interfaces", what + ", got '" + v + "'");
+            } else if (n.IsSequence() && n.size() > 0) {
+                sel.kind = InterfaceSelection::Kind::kGlobs;
+                for (const auto& e : n) {
+                    auto g = scalar(e, "metrics_interfaces");
+                    if (g.empty() || g.size() > 15 || g.find('/') != std::string::npos)
+                        bad(e, "metrics_interfaces", "'" + g + "' is not an interface name glob");
+                    sel.globs.push_back(g);
+                }
+            } else {
+                bad(n, "metrics_interfaces", what);
             }
         }
         if (auto n = root["http_threads"])

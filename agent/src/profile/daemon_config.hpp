@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/interface_selection.hpp"
 #include "core/result.hpp"
 
 namespace rxtune {
@@ -35,6 +36,9 @@ struct DaemonConfig {
     std::chrono::milliseconds httpTimeout{10000};  // to send a request and take the answer
     // rxtune-dp telemetry sockets to export as rxtune_datapath_* (an absent one shows up = 0).
     std::vector<std::string> datapaths = {"/var/run/dpdk/rxtune-dp/dpdk_telemetry.v2"};
+    // metrics_interfaces: managed (default) | all | [globs]: which devices are read each
+    // metrics interval and get rxtune_interface_* series.
+    InterfaceSelection metricsInterfaces;
 };
 
 // A missing file at the default path means defaults; a missing file given explicitly is an error.

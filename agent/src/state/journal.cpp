@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/text.hpp"
 #include "sys/atomic_file.hpp"
 
 namespace rxtune {
@@ -37,15 +38,18 @@ const Original* Journal::original(const std::string& path) const {
 
 JournalStore::JournalStore(std::string dir) : dir_(std::move(dir)) {}
 
-Result<std::optional<Journal>> JournalStore::load() const {
-    std::ifstream in(path());
-    if (!in) {
-        if (errno == ENOENT || !std::filesystem::exists(path())) return std::optional<Journal>{};
-        return fail(errno, "read", path());
-    }
+Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
+    // revert writes each original back to its path: one that could leave the FileTree's root
+    // (absolute, or through "..") or reach beyond the kernel's files is refused with the journal.
+    auto checkedPath = [&](const std::string& p) -> bool {
+        if (!(p.starts_with("sys/") || p.starts_with("proc/"))) return false;
+        for (const auto& part : splitOn(p, '/'))
+            if (part.empty() || part == "." || part == "..") return false;
+        return true;
+    };
     try {
-        json j = json::parse(in);
-        if (j.at("version").get<int>() != 1) return fail(EINVAL, "parse", path(), "unknown journal version");
+        json j = json::parse(text);
+        if (j.at("version").get<int>() != 1) return fail(EINVAL, "parse", path, "unknown journal version");
         Journal out;
         out.state = j.at("state").get<std::string>();
         out.generation = j.value("generation", std::uint64_t{0});
@@ -53,9 +57,9 @@ Result<std::optional<Journal>> JournalStore::load() const {
         out.profile = j.value("profile", "");
         out.appliedAt = j.value("applied_at", "");
         // The completion mark of this very generation says the apply finished.
-        if (std::ifstream mark(markPath()); mark) {
+        if (mark) {
             try {
-                json m = json::parse(mark);
+                json m = json::parse(*mark);
                 if (m.at("generation").get<std::uint64_t>() == out.generation) {
                     out.state = "applied";
                     out.appliedAt = m.at("applied_at").get<std::string>();
@@ -67,7 +71,8 @@ Result<std::optional<Journal>> JournalStore::load() const {
         for (const auto& o : j.at("originals")) {
             Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value")};
             if (!parseValueKind(o.at("kind").get<std::string>(), e.kind))
-                return fail(EINVAL, "parse", path(), "unknown value kind");
+                return fail(EINVAL, "parse", path, "unknown value kind");
+            if (!checkedPath(e.path)) return fail(EINVAL, "parse", path, "original of '" + e.id + "' at a path outside sys/ and proc/: '" + e.path + "'");
             out.originals.push_back(std::move(e));
         }
         for (const auto& s : j.at("applied")) {
@@ -76,14 +81,34 @@ Result<std::optional<Journal>> JournalStore::load() const {
             st.path = s.at("path");
             st.desired = s.at("desired");
             if (!parseValueKind(s.at("kind").get<std::string>(), st.kind))
-                return fail(EINVAL, "parse", path(), "unknown value kind");
+                return fail(EINVAL, "parse", path, "unknown value kind");
+            if (!checkedPath(st.path)) return fail(EINVAL, "parse", path, "setting '" + st.id + "' at a path outside sys/ and proc/: '" + st.path + "'");
             out.applied.push_back(std::move(st));
         }
-        return std::optional<Journal>(std::move(out));
+        return out;
     } catch (const json::exception& e) {
         // A torn journal cannot happen (rename is atomic); a damaged one is reported, never ignored.
-        return fail(EINVAL, "parse", path(), std::string("damaged journal: ") + e.what());
+        return fail(EINVAL, "parse", path, std::string("damaged journal: ") + e.what());
     }
+}
+
+Result<std::optional<Journal>> JournalStore::load() const {
+    std::ifstream in(path());
+    if (!in) {
+        if (errno == ENOENT || !std::filesystem::exists(path())) return std::optional<Journal>{};
+        return fail(errno, "read", path());
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    std::optional<std::string> mark;
+    if (std::ifstream m(markPath()); m) {
+        std::stringstream ss;
+        ss << m.rdbuf();
+        mark = ss.str();
+    }
+    auto j = parseJournal(text.str(), mark, path());
+    if (!j) return failWith(j.error());
+    return std::optional<Journal>(std::move(*j));
 }
 
 namespace {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.hpp"
@@ -29,6 +30,10 @@ struct Journal {
 
     const Original* original(const std::string& path) const;
 };
+
+// The journal's text (and its completion mark's, where there is one), as JournalStore::load reads
+// them; path names the file in errors.
+Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path);
 
 class JournalStore {
 public:

@@ -1,5 +1,10 @@
 #include "sys/link_watch.hpp"
 
+#include <net/if.h>
+#include <net/if_arp.h>
+
+#include <algorithm>
+
 #include <netlink/cache.h>
 #include <netlink/netlink.h>
 #include <netlink/route/link.h>
@@ -72,6 +77,19 @@ std::optional<LinkInfo> LinkWatch::find(const std::string& name) const {
     LinkInfo li = linkInfoOf(l);
     rtnl_link_put(l);
     return li;
+}
+
+std::vector<LinkWatch::Entry> LinkWatch::entries() const {
+    std::vector<Entry> out;
+    out.reserve(static_cast<size_t>(std::max(0, nl_cache_nitems(cache_))));
+    for (nl_object* o = nl_cache_get_first(cache_); o; o = nl_cache_get_next(o)) {
+        auto* l = reinterpret_cast<rtnl_link*>(o);
+        const char* name = rtnl_link_get_name(l);
+        const char* kind = rtnl_link_get_type(l);
+        out.push_back({name ? name : "", kind ? kind : "",
+                       rtnl_link_get_arptype(l) == ARPHRD_LOOPBACK || (rtnl_link_get_flags(l) & IFF_LOOPBACK)});
+    }
+    return out;
 }
 
 }  // namespace rxtune

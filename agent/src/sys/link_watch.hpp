@@ -36,6 +36,13 @@ public:
     std::vector<LinkChange> read();
     // The cached link (its counters are as of its last event, not now).
     std::optional<LinkInfo> find(const std::string& name) const;
+    // Every cached link, by name and kind alone (no counters): what the daemon picks from without
+    // asking the kernel for a dump.
+    struct Entry {
+        std::string name, kind;
+        bool loopback = false;
+    };
+    std::vector<Entry> entries() const;
 
 private:
     LinkWatch() = default;

@@ -117,3 +117,36 @@ TEST_CASE("daemon config: every path is absolute and not empty", "[config]") {
     CHECK(parseDaemonConfig("profile: /etc/rxtune/profiles/mine.yaml\n", "c.yaml"));
     CHECK(parseDaemonConfig("profile: throughput\n", "c.yaml"));  // a name, from the search path
 }
+
+TEST_CASE("daemon config: metrics_interfaces is managed, all or a list of globs", "[config]") {
+    using Kind = InterfaceSelection::Kind;
+    CHECK(DaemonConfig{}.metricsInterfaces.kind == Kind::kManaged);
+    CHECK(parseDaemonConfig("metrics_interfaces: all\n", "c.yaml")->metricsInterfaces.kind == Kind::kAll);
+    CHECK(parseDaemonConfig("metrics_interfaces: managed\n", "c.yaml")->metricsInterfaces.kind == Kind::kManaged);
+    auto g = parseDaemonConfig("metrics_interfaces: ['eth*', ens1f0]\n", "c.yaml");
+    REQUIRE(g);
+    CHECK(g->metricsInterfaces.kind == Kind::kGlobs);
+    CHECK(g->metricsInterfaces.globs == std::vector<std::string>{"eth*", "ens1f0"});
+    auto err = [](const std::string& text) { return parseDaemonConfig(text, "c.yaml").error().message(); };
+    CHECK(err("metrics_interfaces: some\n") ==
+          "c.yaml:1:21: metrics_interfaces: expected managed, all, or a list of interface name globs such as [eth*, ens1f0], got 'some'");
+    CHECK(err("metrics_interfaces: []\n").find("c.yaml:1:21: metrics_interfaces: expected managed, all") == 0);
+    CHECK(err("metrics_interfaces: [a/b]\n") == "c.yaml:1:22: metrics_interfaces: 'a/b' is not an interface name glob");
+    CHECK(err("metrics_interfaces: {a: 1}\n").find("expected managed, all") != std::string::npos);
+}
+
+TEST_CASE("which interfaces get series: managed devices and physical NICs, all, or globs", "[config]") {
+    InterfaceSelection managed;
+    CHECK(managed.wants("veth0", true, false));
+    CHECK(managed.wants("eth0", false, true));
+    CHECK_FALSE(managed.wants("vethabc", false, false));
+    CHECK_FALSE(managed.byName());
+    InterfaceSelection all{InterfaceSelection::Kind::kAll, {}};
+    CHECK(all.wants("vethabc", false, false));
+    InterfaceSelection globs{InterfaceSelection::Kind::kGlobs, {"eth*", "ens1f[01]"}};
+    CHECK(globs.byName());
+    CHECK(globs.wants("eth3", false, false));
+    CHECK(globs.wants("ens1f1", false, false));
+    CHECK_FALSE(globs.wants("ens1f2", false, true));   // physical, but not asked for
+    CHECK_FALSE(globs.wants("veth0", true, false));    // managed, but not asked for
+}

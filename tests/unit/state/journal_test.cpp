@@ -104,3 +104,33 @@ TEST_CASE("a value that is not UTF-8 is refused and the journal on disk stays as
         CHECK((*l)->originals.size() == 1);
     }
 }
+
+TEST_CASE("a journal whose paths leave the kernel's files is refused, not replayed", "[journal]") {
+    auto doc = [](const std::string& originalPath, const std::string& appliedPath) {
+        nlohmann::json j = {{"version", 1}, {"state", "applied"}, {"generation", 1}};
+        j["originals"] = {{{"id", "k"}, {"path", originalPath}, {"kind", "word"}, {"value", "x"}}};
+        j["applied"] = {{{"id", "k"}, {"path", appliedPath}, {"kind", "word"}, {"desired", "y"}}};
+        return j.dump();
+    };
+    const std::string ok = "proc/sys/net/core/somaxconn";
+    CHECK(parseJournal(doc(ok, ok), std::nullopt, "j.json"));
+    CHECK(parseJournal(doc("sys/fs/bpf/rxtune/eth0", ok), std::nullopt, "j.json"));
+    for (const std::string bad : {"/etc/shadow", "etc/shadow", "sys/../etc/shadow", "proc/sys//x", "proc/./sys", "", "sys"}) {
+        INFO(bad);
+        auto a = parseJournal(doc(bad, ok), std::nullopt, "j.json");
+        REQUIRE_FALSE(a);
+        CHECK(a.error().message().find("j.json") != std::string::npos);
+        CHECK(a.error().message().find("outside sys/ and proc/") != std::string::npos);
+        CHECK_FALSE(parseJournal(doc(ok, bad), std::nullopt, "j.json"));
+    }
+}
+
+TEST_CASE("the completion mark counts only for its own generation, and a torn one is ignored", "[journal]") {
+    const std::string text = R"({"version":1,"state":"applying","generation":7,"originals":[],"applied":[]})";
+    CHECK(parseJournal(text, std::nullopt, "j")->state == "applying");
+    CHECK(parseJournal(text, std::string_view(R"({"generation":7,"applied_at":"t"})"), "j")->state == "applied");
+    CHECK(parseJournal(text, std::string_view(R"({"generation":6,"applied_at":"t"})"), "j")->state == "applying");
+    CHECK(parseJournal(text, std::string_view(R"({"generation":7,"appl)"), "j")->state == "applying");
+    CHECK_FALSE(parseJournal(R"({"version":2})", std::nullopt, "j"));
+    CHECK_FALSE(parseJournal("", std::nullopt, "j"));
+}
