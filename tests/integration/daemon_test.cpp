@@ -321,13 +321,35 @@ TEST_CASE("scrapes answer while 1000 idle and 100 slow clients hold the endpoint
     CHECK(d.alive());
 }
 
-TEST_CASE("the shipped alerting rules pass promtool", "[integration][prometheus]") {
+TEST_CASE("the shipped alerting and recording rules pass promtool, and their rule tests pass", "[integration][prometheus]") {
     const char* src = std::getenv("RXTUNE_SOURCE");
     REQUIRE(src != nullptr);
-    Run r = run({"promtool", "check", "rules", std::string(src) + "/packaging/prometheus/rxtune-alerts.yml"});
+    const std::string dir = std::string(src) + "/packaging/prometheus/";
+    Run r = run({"promtool", "check", "rules", dir + "rxtune-alerts.yml", dir + "rxtune-recording.yml"});
     INFO(r.out << r.err);
     CHECK(r.status == 0);
-    CHECK(r.out.find("SUCCESS: 5 rules found") != std::string::npos);
+    CHECK(r.out.find("SUCCESS: 9 rules found") != std::string::npos);
+    CHECK(r.out.find("SUCCESS: 3 rules found") != std::string::npos);
+    // Every alert is shown firing on one instance and quiet on another (rxtune-alerts.test.yml).
+    Run t = run({"promtool", "test", "rules", dir + "rxtune-alerts.test.yml"});
+    INFO(t.out << t.err);
+    CHECK(t.status == 0);
+    CHECK(t.out.find("SUCCESS") != std::string::npos);
+    // ...and the test file names every alert the rules define.
+    std::ifstream rules(dir + "rxtune-alerts.yml"), tests(dir + "rxtune-alerts.test.yml");
+    std::stringstream rs, ts;
+    rs << rules.rdbuf();
+    ts << tests.rdbuf();
+    std::string line;
+    size_t alerts = 0;
+    while (std::getline(rs, line))
+        if (auto at = line.find("- alert: "); at != std::string::npos) {
+            ++alerts;
+            const std::string name = line.substr(at + 9);
+            INFO(name);
+            CHECK(ts.str().find("alertname: " + name + "\n") != std::string::npos);
+        }
+    CHECK(alerts == 9);
 }
 
 TEST_CASE("BPF accounting in the daemon, and a clear message without BPF permissions", "[integration][daemon][bpf]") {

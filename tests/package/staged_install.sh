@@ -10,7 +10,8 @@ prefix=$(meson introspect "$BUILD" --buildoptions | python3 -c 'import json,sys;
 fail=0
 for f in usr/sbin/rxtune etc/rxtune/rxtune.yaml \
          usr/share/rxtune/profiles/{single-queue-gateway,balanced,throughput,latency}.yaml \
-         usr/share/rxtune/rxtune-alerts.yml usr/share/bash-completion/completions/rxtune \
+         usr/share/rxtune/rxtune-alerts.yml usr/share/rxtune/rxtune-recording.yml usr/share/rxtune/grafana/rxtune.json \
+         usr/share/bash-completion/completions/rxtune \
          usr/share/man/man8/rxtune.8 usr/share/man/man5/rxtune.yaml.5 usr/share/man/man5/rxtune-profile.5 \
          lib/systemd/system/rxtune.service lib/systemd/system/rxtune-apply.service \
          usr/sbin/rxtune-dp etc/rxtune/rxtune-dp.yaml usr/share/man/man8/rxtune-dp.8 lib/systemd/system/rxtune-dp.service; do

@@ -131,6 +131,22 @@ promtool check metrics < "$TMP/metrics" || fail "promtool rejects the metrics"
 grep -q 'rxtune_queues{.*interface="sq0"' "$TMP/metrics" || grep -q 'interface="sq0"' "$TMP/metrics" || fail "no sq0 in the metrics"
 echo "$(grep -c '^rxtune_' "$TMP/metrics") rxtune samples"
 
+step "rxtune reload in the container (it has no shell and no kill): a good profile, then a broken one"
+# The daemon is PID 1 there: the kernel drops a signal whose disposition is the default before it
+# reaches PID 1, so this also shows that the daemon hears SIGHUP as one.
+printf 'include: single-queue-gateway\nmatch:\n  interfaces: [sq0]\n  virtual: include\nsteering:\n  mode: rps\n  cpus: "0"\n' > "$TMP/etc/p.yaml"
+out=$("${PODMAN[@]}" exec "$NAME" rxtune reload 2>&1) || fail "rxtune reload in the container: $out"
+echo "$out"
+case $out in "reloaded: profile p "*) ;; *) fail "rxtune reload said: $out" ;; esac
+for _ in $(seq 50); do [ "$(rps | sed 's/^0*//')" = 1 ] && break; sleep 0.1; done
+[ "$(rps | sed 's/^0*//')" = 1 ] || fail "the reloaded profile (cpus 0) is not applied: rps_cpus $(rps)"
+printf 'stering: {}\n' > "$TMP/etc/p.yaml"
+set +e; out=$("${PODMAN[@]}" exec "$NAME" rxtune reload 2>&1); rc=$?; set -e
+echo "$out"
+[ $rc = 1 ] || fail "rxtune reload of a broken profile exited $rc: $out"
+case $out in *"refused, the running configuration stays"*"p.yaml:1:1: stering: unknown key"*) ;; *) fail "rxtune reload said: $out" ;; esac
+[ "$(rps | sed 's/^0*//')" = 1 ] || fail "a refused reload changed rps_cpus: $(rps)"
+
 step "podman stop: the daemon reverts (on_stop: revert) and exits 0"
 "${PODMAN[@]}" stop --time 20 "$NAME" > /dev/null
 "${PODMAN[@]}" logs "$NAME" > "$TMP/log" 2>&1 || true

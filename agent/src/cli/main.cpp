@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/detect_output.hpp"
+#include "cli/reload.hpp"
 #include "cli/status.hpp"
 #include "cli/tune_commands.hpp"
 #include "daemon/daemon.hpp"
@@ -107,6 +108,14 @@ int main(int argc, char** argv) {
     auto* daemon = app.add_subcommand("daemon", "Run the agent: keep the profile applied, serve Prometheus metrics");
     auto* configOpt = daemon->add_option("-c,--config", configPath, "Daemon configuration")->capture_default_str();
 
+    rxtune::ReloadOptions rl;
+    auto* reload = app.add_subcommand("reload", "Ask the running daemon to reload its configuration and profile; wait for its answer "
+                                                "(exit 0: reloaded, 1: refused or no daemon, 2: no answer)");
+    reload->add_option("--run-dir", rl.runDir, "The daemon's run_dir (its pid file and answers)")->capture_default_str()->check(kAbsolutePath);
+    reload->add_option("--timeout", rl.timeoutMs, "How long to wait for the answer, in milliseconds")
+        ->capture_default_str()
+        ->check(CLI::Range(100u, 600000u));
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -119,5 +128,6 @@ int main(int argc, char** argv) {
     if (revert->parsed()) return rxtune::runRevert(tune);
     if (daemon->parsed()) return rxtune::runDaemon(configPath, configOpt->count() > 0);
     if (status->parsed()) return rxtune::runStatus(st);
+    if (reload->parsed()) return rxtune::runReload(rl);
     return 1;
 }

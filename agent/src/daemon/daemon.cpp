@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,6 +36,7 @@
 #include "state/journal.hpp"
 #include "sys/atomic_file.hpp"
 #include "sys/capabilities.hpp"
+#include "sys/dir_watch.hpp"
 #include "sys/events.hpp"
 #include "sys/link_watch.hpp"
 #include "sys/netlink.hpp"
@@ -55,6 +57,8 @@ using Why = Reconciler::Why;
 constexpr auto kNoiseBatch = std::chrono::milliseconds(2);
 // How long an event's reconcile waits for the rest of its burst.
 constexpr auto kBurstSettle = std::chrono::microseconds(300);
+// How long the configuration's directories must be quiet before a change on disk is reloaded.
+constexpr auto kReloadDebounce = std::chrono::milliseconds(200);
 
 double monotonicSeconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
@@ -113,7 +117,7 @@ public:
         reconciler_.configure(&profile_, &cfg_.interfaces);
     }
     ~Agent() {
-        for (sd_event_source* s : {driftSrc_, metricsSrc_, idleSrc_}) sd_event_source_unref(s);
+        for (sd_event_source* s : {driftSrc_, metricsSrc_, idleSrc_, debounceSrc_}) sd_event_source_unref(s);
         sd_event_unref(event_);
     }
     Agent(const Agent&) = delete;
@@ -135,7 +139,11 @@ private:
     void exportInterfaces(const HostSnapshot& snap);  // rxtune_interface_* of those selected
     void refreshInterfaceMetrics();
     void writeStatus() const;
-    void reload();
+    // asked: SIGHUP or `rxtune reload` (always reloads, answers in reload.json); else a change on
+    // disk, which reloads only if the contents differ from what runs.
+    void reload(bool asked);
+    void writeReloadStatus(bool ok, const std::string& error);
+    void watchConfigDirs();
     void markDue(const std::string& device);  // empty: an event that names none
     void onLinkChanges();
     void onUevents();
@@ -162,7 +170,12 @@ private:
     // What the handlers found due since the last idle turn.
     std::set<std::string> dueDevices_;  // named by events
     bool fullDue_ = false;              // an event that names no device (lost events): look at all
-    bool driftDue_ = false, metricsDue_ = false, reloadDue_ = false;
+    bool driftDue_ = false, metricsDue_ = false, reloadDue_ = false, changeDue_ = false;
+    long reloadToken_ = 0;          // `rxtune reload`'s, from the queued signal's value (0: plain SIGHUP)
+    unsigned long reloadSeq_ = 0;   // reload.json's sequence number
+    std::string refusedFingerprint_;  // the broken contents last refused on a change (said once)
+    std::optional<DirWatch> dirWatch_;
+    sd_event_source* debounceSrc_ = nullptr;
     std::optional<Clock::time_point> firstEvent_;  // when the oldest event of the pending burst was read
 };
 
@@ -201,9 +214,9 @@ void Agent::onIdle() {
     // A turn for events about devices that concern nobody (a node's pods churning): let the next
     // ones gather in the sockets for a moment, so that they are read in batches, not one wake-up
     // each. An event that matters waits at most this long behind them.
-    const bool noise = !eventDue && !driftDue_ && !metricsDue_ && !reloadDue_;
+    const bool noise = !eventDue && !driftDue_ && !metricsDue_ && !reloadDue_ && !changeDue_;
     // The drift timer and a reload look at everything, and so does an event that names nothing.
-    if (reloadDue_) reload();
+    if (reloadDue_ || changeDue_) reload(reloadDue_);
     else if (fullDue_ || driftDue_) reconcile(eventDue ? Why::kEvent : Why::kDrift);
     else if (!dueDevices_.empty()) {
         // A burst is rarely one message: `ip link add a type veth peer name b` announces b, then a.
@@ -214,7 +227,7 @@ void Agent::onIdle() {
         if (fullDue_) reconcile(Why::kEvent);
         else reconcile(Why::kEvent, &dueDevices_);
     }
-    fullDue_ = driftDue_ = reloadDue_ = false;
+    fullDue_ = driftDue_ = reloadDue_ = changeDue_ = false;
     dueDevices_.clear();
     firstEvent_.reset();
     if (metricsDue_) sample();
@@ -289,6 +302,8 @@ void Agent::sample() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
+    if (auto stat = readProcStat(fs_)) metrics_.updateCpuIdle(*stat);
+    else LOG_W("metrics: " + stat.error().message());
     auto stack = readStackCounters(fs_);
     if (!stack) LOG_W("metrics: " + stack.error().message());
     else if (*stack) metrics_.updateStack(**stack);
@@ -327,12 +342,32 @@ void Agent::writeStatus() const {
         LOG_W("status: " + ok.error().message());
 }
 
-void Agent::reload() {
+void Agent::reload(bool asked) {
+    const auto started = Clock::now();
+    auto took = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
     auto next = loadAll(configPath_, configGiven_);
     if (!next) {
-        LOG_E("reload rejected, the running configuration stays: " + next.error().message());
+        const std::string why = next.error().message();
+        // A broken file stays broken until it changes again: a change on disk says so once.
+        if (!asked && why == refusedFingerprint_) return;
+        refusedFingerprint_ = why;
+        LOG_E("reload rejected, the running configuration stays: " + why);
+        metrics_.recordReload(false, epochSeconds(), took());
+        writeReloadStatus(false, why);
+        watchConfigDirs();  // a file that now includes another directory's is watched there too
         return;
     }
+    if (!asked && next->config.digest == cfg_.digest && next->profile.digest == profile_.digest && next->profile.name == profile_.name) {
+        // A touch, or a swap to the contents in force: nothing to do, but a broken version that
+        // was refused before is gone from disk now.
+        if (!refusedFingerprint_.empty()) {
+            refusedFingerprint_.clear();
+            LOG_N("the configuration on disk is the one in force again: profile " + profile_.name + " " + profile_.digest);
+            metrics_.recordReload(true, epochSeconds(), took());
+        }
+        return;
+    }
+    refusedFingerprint_.clear();
     if (next->config.listen != cfg_.listen) LOG_W("listen address changes take effect at the next start");
     next->config.listen = cfg_.listen;
     if (next->config.stateDir != cfg_.stateDir || next->config.runDir != cfg_.runDir)
@@ -346,8 +381,49 @@ void Agent::reload() {
     else auto_.clear();  // no longer auto: the static plan decides
     sd_event_source_set_time_relative(driftSrc_, usec(cfg_.driftInterval));
     sd_event_source_set_time_relative(metricsSrc_, usec(cfg_.metricsInterval));
-    LOG_N("reloaded: profile " + profile_.name);
+    LOG_N(std::string(asked ? "reloaded" : "reloaded (changed on disk)") + ": profile " + profile_.name + " " + profile_.digest);
+    watchConfigDirs();
     reconcile(Why::kReload);
+    refreshInterfaceMetrics();  // the selection may have changed with the config
+    metrics_.recordReload(true, epochSeconds(), took());
+    writeReloadStatus(true, "");
+}
+
+// <run-dir>/reload.json: the outcome of each reload, for `rxtune reload`, which waits for its
+// token. Replaced whole (atomic rename), not fsynced: a view.
+void Agent::writeReloadStatus(bool ok, const std::string& error) {
+    nlohmann::json j;
+    j["seq"] = ++reloadSeq_;
+    j["token"] = reloadToken_;
+    j["result"] = ok ? "success" : "failure";
+    j["error"] = error;
+    j["profile"] = profile_.name;
+    j["digest"] = profile_.digest;
+    j["at"] = epochSeconds();
+    if (auto w = writeFileAtomic(cfg_.runDir + "/reload.json", j.dump() + "\n", false); !w)
+        LOG_W("reload status: " + w.error().message());
+}
+
+// The directories whose entries make up the configuration in force: the config file's, the
+// profile's (as named and as resolved through symlinks), every included file's, and the profile
+// search path (includes by name).
+void Agent::watchConfigDirs() {
+    if (!dirWatch_) return;
+    namespace fs = std::filesystem;
+    std::set<std::string> dirs;
+    auto both = [&](const std::string& file) {
+        std::error_code ec;
+        const fs::path p = fs::absolute(file, ec);
+        if (ec) return;
+        dirs.insert(p.parent_path().string());
+        const fs::path real = fs::weakly_canonical(p, ec);
+        if (!ec) dirs.insert(real.parent_path().string());
+    };
+    both(configPath_);
+    if (isProfilePath(cfg_.profile)) both(cfg_.profile);
+    for (const auto& f : profile_.files) both(f);
+    for (const auto& d : profileSearchPath()) dirs.insert(d);
+    dirWatch_->watch(dirs);
 }
 
 int Agent::run() {
@@ -357,6 +433,12 @@ int Agent::run() {
         return 1;
     }
     links_ = std::move(*links);
+    reconciler_.setCandidates([this] {
+        std::vector<std::string> names;
+        for (const auto& e : links_->entries())
+            if (reconciler_.concerns(e.name, [&] { return e.kind; })) names.push_back(e.name);
+        return names;
+    });
     auto uevents = openUeventMonitor();
     if (!uevents) {
         LOG_E("start: " + uevents.error().message());
@@ -370,7 +452,10 @@ int Agent::run() {
     // Handlers: signals, timers and sockets mark work as due; the idle-priority post handler does it.
     auto onSignal = [](sd_event_source* s, const signalfd_siginfo* si, void* self) -> int {
         auto* a = static_cast<Agent*>(self);
-        if (si->ssi_signo == SIGHUP) a->reloadDue_ = true;
+        if (si->ssi_signo == SIGHUP) {
+            a->reloadDue_ = true;
+            a->reloadToken_ = si->ssi_code == SI_QUEUE ? si->ssi_int : 0;
+        }
         else sd_event_exit(sd_event_source_get_event(s), 0);
         return 0;
     };
@@ -408,6 +493,25 @@ int Agent::run() {
     if (rc >= 0) rc = sd_event_add_time_relative(event_, &metricsSrc_, CLOCK_MONOTONIC, usec(cfg_.metricsInterval), 0, onTimer, &metrics);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, links_->fd(), EPOLLIN, onLinks, this);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, uevents_.get(), EPOLLIN, onUevent, this);
+    // A change on disk: the watch's events start (or restart) a short timer, and the reload
+    // happens once it runs out, so that a burst of writes and renames is one reload.
+    auto onDebounce = [](sd_event_source*, std::uint64_t, void* self) -> int {
+        static_cast<Agent*>(self)->changeDue_ = true;
+        return 0;
+    };
+    auto onDirWatch = [](sd_event_source*, int, std::uint32_t, void* self) -> int {
+        auto* a = static_cast<Agent*>(self);
+        if (a->dirWatch_->drain()) {
+            sd_event_source_set_time_relative(a->debounceSrc_, std::chrono::duration_cast<std::chrono::microseconds>(kReloadDebounce).count());
+            sd_event_source_set_enabled(a->debounceSrc_, SD_EVENT_ONESHOT);
+        }
+        return 0;
+    };
+    if (auto w = DirWatch::open()) dirWatch_ = std::move(*w);
+    else LOG_W("configuration changes on disk will not be noticed (SIGHUP or rxtune reload still work): " + w.error().message());
+    if (rc >= 0) rc = sd_event_add_time_relative(event_, &debounceSrc_, CLOCK_MONOTONIC, 0, 0, onDebounce, this);
+    if (rc >= 0) rc = sd_event_source_set_enabled(debounceSrc_, SD_EVENT_OFF);
+    if (rc >= 0 && dirWatch_) rc = sd_event_add_io(event_, nullptr, dirWatch_->fd(), EPOLLIN, onDirWatch, this);
     if (rc >= 0) rc = sd_event_add_post(event_, &idleSrc_, onPost, this);
     if (rc >= 0) rc = sd_event_source_set_priority(idleSrc_, SD_EVENT_PRIORITY_IDLE);
     // WATCHDOG=1 at half the interval systemd set (WatchdogSec=), sent by the loop itself.
@@ -418,6 +522,10 @@ int Agent::run() {
     }
 
     bpf_.start(cfg_);
+    watchConfigDirs();
+    metrics_.recordStartConfig(epochSeconds());
+    if (auto w = writeFileAtomic(cfg_.runDir + "/rxtune.pid", std::to_string(::getpid()) + "\n", false); !w)
+        LOG_W("pid file: " + w.error().message());
     reconcile(Why::kStart);
     sample();
     sd_notify(0, ("READY=1\nSTATUS=keeping profile " + profile_.name + " applied").c_str());
@@ -429,6 +537,7 @@ int Agent::run() {
     }
 
     sd_notify(0, "STOPPING=1");
+    ::unlink((cfg_.runDir + "/rxtune.pid").c_str());
     if (cfg_.revertOnStop) {
         auto r = reconciler_.revert();
         if (!r) {
@@ -451,6 +560,13 @@ int runDaemon(const std::string& configPath, bool configGiven) {
     sigemptyset(&set);
     for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    // A handler that never runs (the signals stay blocked and are read from the signalfd): as PID 1
+    // of a container, a signal whose disposition is the default is dropped by the kernel before it
+    // could be queued, and `rxtune reload` / `podman stop` would go unheard.
+    struct sigaction noop {};
+    noop.sa_handler = [](int) {};
+    sigemptyset(&noop.sa_mask);
+    for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &noop, nullptr);
     auto loaded = loadAll(configPath, configGiven);
     if (!loaded) {
         LOG_E(loaded.error().message());

@@ -19,12 +19,16 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
                      std::optional<std::chrono::steady_clock::time_point> firstEvent) {
     const Profile& profile = *profile_;
     wrote_ = false;
-    const std::vector<std::string> scope = devices ? std::vector<std::string>(devices->begin(), devices->end()) : std::vector<std::string>();
-    auto prepared = preparePlan(profile, fs_, nl_, *interfaces_, true, xdp_, autoIn, false, devices ? &scope : nullptr);
+    // What is read: an event's devices, or for the whole host the candidates where they are known
+    // (a device that cannot match is not read; the plan is the same).
+    const std::vector<std::string> scope = devices      ? std::vector<std::string>(devices->begin(), devices->end())
+                                           : candidates_ ? candidates_()
+                                                         : std::vector<std::string>();
+    auto prepared = preparePlan(profile, fs_, nl_, *interfaces_, true, xdp_, autoIn, false, devices || candidates_ ? &scope : nullptr);
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
-        metrics_.recordApply({profile.name, "failed", epochSeconds(), 0, 0});
+        metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, 0});
         return false;
     }
     const Plan& plan = prepared->plan;
@@ -38,7 +42,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
         LOG_E("apply failed, its writes were undone: " + applied.error().message());
-        metrics_.recordApply({profile.name, "failed", epochSeconds(), 0, plan.pendingCount()});
+        metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, plan.pendingCount()});
         return false;
     }
     if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
@@ -52,7 +56,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     const size_t total = plan.settings.size();
     const size_t drifted = why == Why::kDrift ? applied->written.size() : 0;
     metrics_.recordApply(
-        {plan.profile, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
+        {plan.profile, profile.digest, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
     // The interface metrics are the daemon's sample's (only the devices metrics_interfaces
     // selects): a whole-host run that changed something asks for them again.
     wrote_ = !devices && !applied->written.empty();

@@ -32,6 +32,11 @@ public:
         interfaces_ = interfaces;
     }
 
+    // Where the daemon knows every device's name and kind without asking (its link cache): the
+    // names a whole-host run may plan for. Only these are read, so that the drift check costs
+    // what the matching devices cost, not what the node's thousands of others would.
+    void setCandidates(std::function<std::vector<std::string>()> candidates) { candidates_ = std::move(candidates); }
+
     // devices: an event's, the only ones read and answered for; null: the whole host.
     // autoIn: mode auto's decisions (null otherwise). firstEvent: when the burst began, for the
     // re-apply latency. False: nothing was planned or applied (logged).
@@ -59,6 +64,7 @@ private:
     const std::vector<std::string>* interfaces_ = nullptr;
     std::vector<std::string> steered_;
     bool wrote_ = false;
+    std::function<std::vector<std::string>()> candidates_;
 };
 
 }  // namespace rxtune

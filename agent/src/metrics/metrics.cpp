@@ -143,12 +143,34 @@ Metrics::Metrics(std::string version)
       stackLost_(prometheus::BuildCounter()
                      .Name("rxtune_stack_lost_packets_total")
                      .Help("UDP receive errors, TCP backlog and listen drops, IP input discards (this network namespace)")
-                     .Register(*registry_)) {
+                     .Register(*registry_)),
+      // Named as Prometheus's own (prometheus_config_last_reload_successful and friends).
+      reloads_(prometheus::BuildCounter()
+                   .Name("rxtune_config_reload_total")
+                   .Help("Reloads of the configuration and profile (SIGHUP, rxtune reload, or a change on disk) by result")
+                   .Register(*registry_)),
+      reloadOk_(prometheus::BuildGauge()
+                    .Name("rxtune_config_last_reload_successful")
+                    .Help("Whether the last configuration load succeeded (0: a broken one was refused, the one before runs)")
+                    .Register(*registry_)),
+      reloadOkAt_(prometheus::BuildGauge()
+                      .Name("rxtune_config_last_reload_success_timestamp_seconds")
+                      .Help("When the configuration in force was loaded")
+                      .Register(*registry_)),
+      reloadSeconds_(prometheus::BuildGauge()
+                         .Name("rxtune_config_last_reload_duration_seconds")
+                         .Help("How long the last reload took: reading and checking the files, then planning and applying")
+                         .Register(*registry_)),
+      cpuIdle_(prometheus::BuildGauge()
+                   .Name("rxtune_cpu_idle_ratio")
+                   .Help("Share of the last metrics interval the CPU was idle (idle + iowait, /proc/stat)")
+                   .Register(*registry_)) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
     for (const char* s : {"in_sync", "drifted"}) settings_.Add({{"state", s}});
     lastApply_.Add({});
     busiest_.Add({});
+    for (const char* r : {"success", "failure"}) reloads_.Add({{"result", r}});
 }
 
 void Metrics::setCounter(prometheus::Counter& c, double total) {
@@ -220,10 +242,11 @@ void Metrics::updateSoftnet(const std::map<unsigned, SoftnetRow>& softnet, const
 void Metrics::recordApply(const ApplyOutcome& o) {
     applies_.Add({{"result", o.result}}).Increment();
     if (o.result == "failed") return;
-    if (o.profile != currentProfile_) {
-        if (!currentProfile_.empty()) profile_.Remove(&profile_.Add({{"profile", currentProfile_}}));
+    if (o.profile != currentProfile_ || o.digest != currentDigest_) {
+        if (!currentProfile_.empty()) profile_.Remove(&profile_.Add({{"profile", currentProfile_}, {"digest", currentDigest_}}));
         currentProfile_ = o.profile;
-        profile_.Add({{"profile", o.profile}}).Set(1);
+        currentDigest_ = o.digest;
+        profile_.Add({{"profile", o.profile}, {"digest", o.digest}}).Set(1);
     }
     settings_.Add({{"state", "in_sync"}}).Set(static_cast<double>(o.inSync));
     settings_.Add({{"state", "drifted"}}).Set(static_cast<double>(o.drifted));
@@ -271,6 +294,30 @@ void Metrics::setAutoState(const std::string& interface, const std::string& stat
 
 void Metrics::setTrialDelivered(const std::string& interface, const std::string& candidate, double pps) {
     trialDelivered_.Add({{"interface", interface}, {"candidate", candidate}}).Set(pps);
+}
+
+void Metrics::recordReload(bool ok, double timestamp, double seconds) {
+    reloads_.Add({{"result", ok ? "success" : "failure"}}).Increment();
+    reloadSeconds_.Add({}).Set(seconds);
+    reloadOk_.Add({}).Set(ok ? 1 : 0);
+    if (ok) reloadOkAt_.Add({}).Set(timestamp);
+}
+
+void Metrics::recordStartConfig(double timestamp) {
+    reloadOk_.Add({}).Set(1);
+    reloadOkAt_.Add({}).Set(timestamp);
+}
+
+void Metrics::updateCpuIdle(const std::map<unsigned, CpuJiffies>& procStat) {
+    for (const auto& [cpu, now] : procStat) {
+        auto it = lastProcStat_.find(cpu);
+        if (it == lastProcStat_.end()) continue;
+        const double total = static_cast<double>(now.total - std::min(now.total, it->second.total));
+        const double busy = static_cast<double>(now.busy - std::min(now.busy, it->second.busy));
+        const double idle = std::max(0.0, total - busy);
+        if (total > 0) cpuIdle_.Add({{"cpu", std::to_string(cpu)}}).Set(std::min(1.0, idle / total));
+    }
+    lastProcStat_ = procStat;
 }
 
 void Metrics::updateStack(const StackCounters& c) {

@@ -22,6 +22,7 @@ namespace rxtune {
 
 struct ApplyOutcome {
     std::string profile;
+    std::string digest;  // of the profile's files (Profile::digest)
     std::string result;  // "changed", "unchanged", "failed"
     double timestamp = 0;  // seconds since the epoch
     size_t inSync = 0, drifted = 0;
@@ -50,6 +51,13 @@ public:
     void setTrialDelivered(const std::string& interface, const std::string& candidate, double pps);
     // This network namespace's stack totals (StackCounters).
     void updateStack(const StackCounters& c);
+    // A reload, by SIGHUP, rxtune reload or a change on disk; seconds: how long it took, from
+    // reading the files to the settings applied.
+    void recordReload(bool ok, double timestamp, double seconds);
+    // The configuration loaded at start: in force, not a reload.
+    void recordStartConfig(double timestamp);
+    // Each CPU's idle share (idle + iowait) over the last metrics interval, from /proc/stat.
+    void updateCpuIdle(const std::map<unsigned, CpuJiffies>& procStat);
 
     double busiestShare() const { return lastShare_; }
 
@@ -93,6 +101,11 @@ private:
     prometheus::Family<prometheus::Gauge>& trialDelivered_;
     prometheus::Family<prometheus::Counter>& stackDelivered_;
     prometheus::Family<prometheus::Counter>& stackLost_;
+    prometheus::Family<prometheus::Counter>& reloads_;
+    prometheus::Family<prometheus::Gauge>& reloadOk_;
+    prometheus::Family<prometheus::Gauge>& reloadOkAt_;
+    prometheus::Family<prometheus::Gauge>& reloadSeconds_;
+    prometheus::Family<prometheus::Gauge>& cpuIdle_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
     std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_;
@@ -100,7 +113,8 @@ private:
     std::map<unsigned, WrapCounter> wrapProcessed_, wrapDropped_, wrapSqueezed_, wrapRps_, wrapFlow_;
     std::map<unsigned, std::uint64_t> lastProcessed_;
     double lastShare_ = 0;
-    std::string currentProfile_;
+    std::string currentProfile_, currentDigest_;
+    std::map<unsigned, CpuJiffies> lastProcStat_;
 };
 
 }  // namespace rxtune

@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/digest.hpp"
 #include "core/paths.hpp"
 #include "profile/profile.hpp"
 #include "profile/yaml_config.hpp"
@@ -27,6 +28,7 @@ std::chrono::milliseconds duration(const YAML::Node& n, const std::string& key) 
 Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::string& file) {
     DaemonConfig c;
     c.file = file;
+    c.digest = Digest().add(text).hex();
     try {
         YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",

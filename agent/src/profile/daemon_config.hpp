@@ -17,7 +17,8 @@ namespace rxtune {
 enum class BpfAccounting { kAuto, kOn, kOff };
 
 struct DaemonConfig {
-    std::string file;  // where it came from; empty for defaults
+    std::string file;    // where it came from; empty for defaults
+    std::string digest;  // of its text (core/digest.hpp); empty for defaults
     std::string profile = "single-queue-gateway";
     std::vector<std::string> interfaces;  // overrides the profile's match when not empty
     std::string listen = "0.0.0.0:9867";  // Prometheus scrape endpoint

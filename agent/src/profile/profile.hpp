@@ -87,6 +87,7 @@ struct Profile {
     std::string name;
     std::string description;
     std::vector<std::string> files;  // every file that contributed, root first
+    std::string digest;              // of every file's text, in load order (core/digest.hpp)
     Match match;
     Steering steering;
     std::map<std::string, SysctlIntent> sysctls;

@@ -10,6 +10,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/digest.hpp"
 #include "core/paths.hpp"
 #include "profile/profile.hpp"
 #include "profile/yaml_config.hpp"
@@ -345,11 +346,13 @@ public:
         }
         stack.pop_back();
         files_.push_back(file);
+        digest_.add(text);  // the texts alone: the kubelet's swap renames their directory, not them
         mergeInto(merged, own);
         return merged;
     }
 
     std::vector<std::string> files_;
+    Digest digest_;
 
 private:
     const std::vector<std::string>& searchPath_;
@@ -400,7 +403,9 @@ Result<Profile> loadFrom(const std::string& text, const std::string& file, const
     std::vector<std::string> stack;
     try {
         Partial merged = loader.load(text, file, stack);
-        return finish(merged, name, loader.files_);
+        Profile p = finish(merged, name, loader.files_);
+        p.digest = loader.digest_.hex();
+        return p;
     } catch (const ProfileError& e) {
         return fail(EINVAL, e.key.empty() ? e.where.str() : e.where.str() + ": " + e.key, "", e.what);
     } catch (const YAML::Exception& e) {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -38,6 +39,29 @@ const Original* Journal::original(const std::string& path) const {
 
 JournalStore::JournalStore(std::string dir) : dir_(std::move(dir)) {}
 
+namespace {
+
+// An integer field, or def when absent; a number that is not an integer of T's range (2.5, -1 for
+// an unsigned, 1e30) is a damaged journal: converting it would be undefined behaviour (the fuzzer
+// found `"version": 2222...2`).
+template <class T>
+T integerField(const json& j, const char* key, T def) {
+    auto it = j.find(key);
+    if (it == j.end()) return def;
+    if (it->is_number_unsigned()) {
+        const auto v = it->get<std::uint64_t>();
+        if (v <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return static_cast<T>(v);
+    } else if (it->is_number_integer()) {
+        const auto v = it->get<std::int64_t>();
+        if (v >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+            (v < 0 || static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+            return static_cast<T>(v);
+    }
+    throw json::type_error::create(302, std::string("'") + key + "' is not an integer in range", it.operator->());
+}
+
+}  // namespace
+
 Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
     // revert writes each original back to its path: one that could leave the FileTree's root
     // (absolute, or through "..") or reach beyond the kernel's files is refused with the journal.
@@ -49,18 +73,19 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
     };
     try {
         json j = json::parse(text);
-        if (j.at("version").get<int>() != 1) return fail(EINVAL, "parse", path, "unknown journal version");
+        if (!j.contains("version")) throw json::out_of_range::create(403, "key 'version' not found", &j);
+        if (integerField<int>(j, "version", 0) != 1) return fail(EINVAL, "parse", path, "unknown journal version");
         Journal out;
         out.state = j.at("state").get<std::string>();
-        out.generation = j.value("generation", std::uint64_t{0});
-        out.pid = j.value("pid", 0L);
+        out.generation = integerField<std::uint64_t>(j, "generation", 0);
+        out.pid = integerField<long>(j, "pid", 0);
         out.profile = j.value("profile", "");
         out.appliedAt = j.value("applied_at", "");
         // The completion mark of this very generation says the apply finished.
         if (mark) {
             try {
                 json m = json::parse(*mark);
-                if (m.at("generation").get<std::uint64_t>() == out.generation) {
+                if (m.is_object() && m.contains("generation") && integerField<std::uint64_t>(m, "generation", 0) == out.generation) {
                     out.state = "applied";
                     out.appliedAt = m.at("applied_at").get<std::string>();
                 }

@@ -68,21 +68,49 @@ TEST_CASE("snapshot metrics follow interfaces coming and going", "[metrics]") {
 
 TEST_CASE("apply results, drift and latency", "[metrics]") {
     Metrics m("t");
-    m.recordApply({"p1", "changed", 1700000000, 10, 0});
-    m.recordApply({"p2", "unchanged", 1700000001, 12, 0});
-    m.recordApply({"p2", "failed", 1700000002, 0, 3});
+    m.recordApply({"p1", "d1", "changed", 1700000000, 10, 0});
+    m.recordApply({"p2", "d2", "unchanged", 1700000001, 12, 0});
+    m.recordApply({"p2", "d2", "failed", 1700000002, 0, 3});
     m.countDriftCorrection("v0 rx-1 rps_cpus");
     m.countDriftCorrection("sysctl net.core.rmem_max");
     m.observeReapplyLatency(std::chrono::milliseconds(3));
     auto text = render(m);
     CHECK(value(text, "rxtune_applies_total{result=\"changed\"}") == 1);
     CHECK(value(text, "rxtune_applies_total{result=\"failed\"}") == 1);
-    CHECK(text.find("rxtune_applied_profile_info{profile=\"p1\"}") == std::string::npos);
-    CHECK(value(text, "rxtune_applied_profile_info{profile=\"p2\"}") == 1);
+    CHECK(text.find("rxtune_applied_profile_info{digest=\"d1\",profile=\"p1\"}") == std::string::npos);
+    CHECK(value(text, "rxtune_applied_profile_info{digest=\"d2\",profile=\"p2\"}") == 1);
     CHECK(value(text, "rxtune_settings{state=\"in_sync\"}") == 12);
     CHECK(value(text, "rxtune_last_apply_timestamp_seconds") == Approx(1700000001));
     CHECK(value(text, "rxtune_drift_corrections_total{interface=\"v0\",setting=\"rps_cpus\"}") == 1);
     CHECK(value(text, "rxtune_drift_corrections_total{interface=\"\",setting=\"net.core.rmem_max\"}") == 1);
     CHECK(value(text, "rxtune_reapply_latency_seconds_bucket{le=\"0.005\"}") == 1);
     CHECK(value(text, "rxtune_reapply_latency_seconds_bucket{le=\"0.002\"}") == 0);
+}
+
+TEST_CASE("reloads: counted by result, the last one's outcome, when the one in force was loaded", "[metrics]") {
+    Metrics m("t");
+    m.recordStartConfig(1700000000);
+    auto text = render(m);
+    CHECK(value(text, "rxtune_config_last_reload_successful") == 1);
+    CHECK(value(text, "rxtune_config_last_reload_success_timestamp_seconds") == Approx(1700000000));
+    CHECK(value(text, "rxtune_config_reload_total{result=\"success\"}") == 0);  // the start is not a reload
+    CHECK(value(text, "rxtune_config_reload_total{result=\"failure\"}") == 0);
+    m.recordReload(true, 1700000010, 0.004);
+    m.recordReload(false, 1700000020, 0.001);
+    text = render(m);
+    CHECK(value(text, "rxtune_config_reload_total{result=\"success\"}") == 1);
+    CHECK(value(text, "rxtune_config_reload_total{result=\"failure\"}") == 1);
+    CHECK(value(text, "rxtune_config_last_reload_successful") == 0);
+    CHECK(value(text, "rxtune_config_last_reload_success_timestamp_seconds") == Approx(1700000010));  // the one in force
+    CHECK(value(text, "rxtune_config_last_reload_duration_seconds") == Approx(0.001));
+}
+
+TEST_CASE("CPU idle share over the last interval, from /proc/stat totals", "[metrics]") {
+    Metrics m("t");
+    m.updateCpuIdle({{0, {100, 1000, 0}}, {1, {900, 1000, 0}}});
+    CHECK(render(m).find("rxtune_cpu_idle_ratio{") == std::string::npos);  // one reading: no interval yet
+    m.updateCpuIdle({{0, {110, 1100, 0}}, {1, {990, 1100, 0}}});
+    auto text = render(m);
+    CHECK(value(text, "rxtune_cpu_idle_ratio{cpu=\"0\"}") == Approx(0.9));
+    CHECK(value(text, "rxtune_cpu_idle_ratio{cpu=\"1\"}") == Approx(0.1));
 }

@@ -227,3 +227,13 @@ TEST_CASE("an empty profile name or include is refused", "[profile]") {
     CHECK(loadProfile("", shipped()).error().message().find("got an empty one") != std::string::npos);
     CHECK(errorOf("include: ''\n").find("bad.yaml:1:10: include: ") == 0);
 }
+
+TEST_CASE("a key given twice is found in a large mapping too", "[profile][limits]") {
+    std::string yaml = "sysctl:\n";
+    for (int i = 0; i < 200; ++i) yaml += "  net.core.k" + std::to_string(i) + ": 1\n";
+    yaml += "  net.core.k150: 2\n";
+    CHECK(errorOf(yaml) == "bad.yaml:202:3: sysctl.net.core.k150: duplicate key: already given on line 152 (a key may appear once in a mapping)");
+    // Within the first 32 keys, the linear look finds it.
+    CHECK(errorOf("sysctl:\n  net.core.a: 1\n  net.core.b: 1\n  net.core.a: 2\n") ==
+          "bad.yaml:4:3: sysctl.net.core.a: duplicate key: already given on line 2 (a key may appear once in a mapping)");
+}

@@ -134,3 +134,21 @@ TEST_CASE("the completion mark counts only for its own generation, and a torn on
     CHECK_FALSE(parseJournal(R"({"version":2})", std::nullopt, "j"));
     CHECK_FALSE(parseJournal("", std::nullopt, "j"));
 }
+
+TEST_CASE("a journal number that is no integer of its field's range is damage, not undefined behaviour", "[journal]") {
+    // Found by make fuzz-soak: "version": 2222...2 (past uint64) was converted to int.
+    for (const std::string v : {"222222222222222211111111111111111111111111111111111111111111111122", "1.5", "-1", "\"1\"", "1e300"}) {
+        INFO(v);
+        auto a = parseJournal("{\"version\": " + v + ", \"state\": \"applied\", \"originals\": [], \"applied\": []}", std::nullopt, "j.json");
+        REQUIRE_FALSE(a);
+        CHECK(a.error().message().find("j.json") != std::string::npos);
+    }
+    const std::string ok = R"({"version": 1, "state": "applied", "originals": [], "applied": [], )";
+    CHECK_FALSE(parseJournal(ok + R"("generation": -3})", std::nullopt, "j"));
+    CHECK_FALSE(parseJournal(ok + R"("pid": 1e40})", std::nullopt, "j"));
+    CHECK(parseJournal(ok + R"("generation": 18446744073709551615})", std::nullopt, "j")->generation == 18446744073709551615ull);
+    // A mark whose generation is not an integer is a torn mark: the apply reads as interrupted.
+    const std::string applying = R"({"version":1,"state":"applying","generation":7,"originals":[],"applied":[]})";
+    CHECK(parseJournal(applying, std::string_view(R"({"generation":7.5,"applied_at":"t"})"), "j")->state == "applying");
+    CHECK(parseJournal(applying, std::string_view(R"([1,2])"), "j")->state == "applying");
+}
