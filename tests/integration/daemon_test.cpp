@@ -81,42 +81,13 @@ bool steered(const NetNs& ns, const std::string& dev, int q) {
 }
 
 // A real Prometheus in the namespace scraping `target` every second (1 s timeout).
-class Prometheus {
+class Prometheus : public PrometheusServer {
 public:
-    Prometheus(const NetNs& ns, const std::filesystem::path& dir, const std::string& target, int port) : ns_(ns), port_(port) {
-        std::filesystem::create_directories(dir / "data");
-        std::ofstream(dir / "prometheus.yml") << "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                                                 "scrape_configs:\n  - job_name: rxtune\n"
-                                                 "    static_configs:\n      - targets: ['" << target << "']\n";
-        proc_ = std::make_unique<Background>(ns, std::vector<std::string>{"prometheus", "--config.file=" + (dir / "prometheus.yml").string(),
-                                                                          "--storage.tsdb.path=" + (dir / "data").string(),
-                                                                          "--web.listen-address=127.0.0.1:" + std::to_string(port)},
-                                             dir / "log");
-    }
-    ~Prometheus() {
-        proc_->signal(SIGTERM);
-        proc_->wait();
-    }
-    nlohmann::json query(const std::string& q) const {
-        Run r = ns_.exec({"curl", "-s", "--max-time", "3", "-G", "http://127.0.0.1:" + std::to_string(port_) + "/api/v1/query",
-                          "--data-urlencode", "query=" + q});
-        try {
-            return nlohmann::json::parse(r.out);
-        } catch (...) {
-            return nlohmann::json();
-        }
-    }
-    // The first result's value, or -1.
-    double value(const std::string& q) const {
-        auto j = query(q);
-        if (!j.is_object() || j["status"] != "success" || j["data"]["result"].empty()) return -1;
-        return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
-    }
-
-private:
-    const NetNs& ns_;
-    int port_;
-    std::unique_ptr<Background> proc_;
+    Prometheus(const NetNs& ns, const std::filesystem::path& dir, const std::string& target, int port)
+        : PrometheusServer(ns, dir,
+                           "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                           "scrape_configs:\n  - job_name: rxtune\n    static_configs:\n      - targets: ['" + target + "']\n",
+                           port) {}
 };
 
 long rssKb(pid_t pid) {

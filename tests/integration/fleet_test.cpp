@@ -61,53 +61,21 @@ private:
 // Prometheus in the hub namespace: the nodes as targets, the shipped rules with every `for:` set
 // to 0s (their timing is what rxtune-alerts.test.yml tests; here, that the fleet's real series
 // drive them).
-class FleetPrometheus {
-public:
-    FleetPrometheus(const NetNs& hub, const fs::path& dir) : hub_(hub) {
-        const std::string src = env("RXTUNE_SOURCE");
-        fs::create_directories(dir / "data");
-        std::string alerts = slurp(src + "/packaging/prometheus/rxtune-alerts.yml");
-        alerts = std::regex_replace(alerts, std::regex("for: [0-9]+[smh]"), "for: 0s");
-        std::ofstream(dir / "alerts.yml") << alerts;
-        fs::copy_file(src + "/packaging/prometheus/rxtune-recording.yml", dir / "recording.yml");
-        std::ofstream cfg(dir / "prometheus.yml");
-        cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n"
-            << "rule_files: ['" << (dir / "alerts.yml").string() << "', '" << (dir / "recording.yml").string() << "']\n"
-            << "scrape_configs:\n  - job_name: rxtune\n    static_configs:\n      - targets: [";
-        for (int i = 0; i < kNodes; ++i) cfg << (i ? ", " : "") << "'" << kNet << "." << 10 + i << ":9867'";
-        cfg << "]\n";
-        cfg.close();
-        proc_ = std::make_unique<Background>(hub, std::vector<std::string>{"prometheus", "--config.file=" + (dir / "prometheus.yml").string(),
-                                                                           "--storage.tsdb.path=" + (dir / "data").string(),
-                                                                           "--web.listen-address=127.0.0.1:" + std::to_string(kPromPort)},
-                                             dir / "log");
-    }
-    ~FleetPrometheus() {
-        proc_->signal(SIGTERM);
-        proc_->wait();
-    }
-    nlohmann::json api(const std::string& path, const std::string& param) const {
-        Run r = hub_.exec({"curl", "-s", "--max-time", "3", "-G", "http://127.0.0.1:" + std::to_string(kPromPort) + path,
-                           "--data-urlencode", param});
-        try {
-            return nlohmann::json::parse(r.out);
-        } catch (...) {
-            return nlohmann::json();
-        }
-    }
-    nlohmann::json query(const std::string& q) const { return api("/api/v1/query", "query=" + q); }
-    // The value of a query that yields one number (count(...), a scalar), or -1.
-    double value(const std::string& q) const {
-        auto j = query(q);
-        if (!j.is_object() || j["status"] != "success" || j["data"]["result"].empty()) return -1;
-        return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
-    }
-    std::string log() const { return proc_->log(); }
-
-private:
-    const NetNs& hub_;
-    std::unique_ptr<Background> proc_;
-};
+std::string fleetPrometheusConfig(const fs::path& dir) {
+    const std::string src = env("RXTUNE_SOURCE");
+    fs::create_directories(dir);
+    std::string alerts = slurp(src + "/packaging/prometheus/rxtune-alerts.yml");
+    alerts = std::regex_replace(alerts, std::regex("for: [0-9]+[smh]"), "for: 0s");
+    std::ofstream(dir / "alerts.yml") << alerts;
+    fs::copy_file(src + "/packaging/prometheus/rxtune-recording.yml", dir / "recording.yml");
+    std::ostringstream cfg;
+    cfg << "global:\n  scrape_interval: 1s\n  scrape_timeout: 900ms\n  evaluation_interval: 1s\n"
+        << "rule_files: ['" << (dir / "alerts.yml").string() << "', '" << (dir / "recording.yml").string() << "']\n"
+        << "scrape_configs:\n  - job_name: rxtune\n    static_configs:\n      - targets: [";
+    for (int i = 0; i < kNodes; ++i) cfg << (i ? ", " : "") << "'" << kNet << "." << 10 + i << ":9867'";
+    cfg << "]\n";
+    return cfg.str();
+}
 
 // One node: a namespace with its one-queue veth n0 (the other end on the hub's bridge), and a
 // daemon whose state and run directories are its own: a private mount namespace binds the node's
@@ -180,7 +148,7 @@ TEST_CASE("a fleet follows its ConfigMap: a change reaches every node without a 
             n->dir / "log");
         nodes.push_back(std::move(n));
     }
-    FleetPrometheus prom(hub, tmp.path / "prom");
+    PrometheusServer prom(hub, tmp.path / "prom", fleetPrometheusConfig(tmp.path / "prom"), kPromPort);
     auto allLogs = [&] {
         std::string s;
         for (const auto& n : nodes) s += n->dir.filename().string() + ":\n" + slurp(n->dir / "log");

@@ -22,7 +22,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 #include <vector>
 
 namespace rxtune::itest {
@@ -265,6 +268,49 @@ struct VethPair {
         sender.ip({"link", "set", "fa", "up"});
         receiver.ip({"link", "set", "fb", "up"});
     }
+};
+
+// A real Prometheus in a namespace, listening on 127.0.0.1:port, its data and log under dir;
+// config: the text of its prometheus.yml. Stopped on destruction.
+class PrometheusServer {
+public:
+    PrometheusServer(const NetNs& ns, const std::filesystem::path& dir, const std::string& config, int port) : ns_(ns), port_(port) {
+        std::filesystem::create_directories(dir / "data");
+        std::ofstream(dir / "prometheus.yml") << config;
+        proc_ = std::make_unique<Background>(ns, std::vector<std::string>{"prometheus", "--config.file=" + (dir / "prometheus.yml").string(),
+                                                                          "--storage.tsdb.path=" + (dir / "data").string(),
+                                                                          "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+                                             dir / "log");
+    }
+    ~PrometheusServer() {
+        proc_->signal(SIGTERM);
+        proc_->wait();
+    }
+    PrometheusServer(const PrometheusServer&) = delete;
+    PrometheusServer& operator=(const PrometheusServer&) = delete;
+    // GET path?param (URL-encoded), parsed; null when it did not answer JSON.
+    nlohmann::json api(const std::string& path, const std::string& param) const {
+        Run r = ns_.exec({"curl", "-s", "--max-time", "3", "-G", "http://127.0.0.1:" + std::to_string(port_) + path,
+                          "--data-urlencode", param});
+        try {
+            return nlohmann::json::parse(r.out);
+        } catch (...) {
+            return nlohmann::json();
+        }
+    }
+    nlohmann::json query(const std::string& q) const { return api("/api/v1/query", "query=" + q); }
+    // The first result's value, or -1.
+    double value(const std::string& q) const {
+        auto j = query(q);
+        if (!j.is_object() || j["status"] != "success" || j["data"]["result"].empty()) return -1;
+        return std::stod(j["data"]["result"][0]["value"][1].get<std::string>());
+    }
+    std::string log() const { return proc_->log(); }
+
+private:
+    const NetNs& ns_;
+    int port_;
+    std::unique_ptr<Background> proc_;
 };
 
 inline std::string rxtuneBin() {
