@@ -40,7 +40,8 @@ while read -r target corpus; do
   new=$(find "$found" -type f | wc -l)
   result=ok
   if [ $rc -ne 0 ]; then
-    result="FAILED (rc $rc: $(grep -m1 -oE 'ERROR: [^ ]+ [^ ]+|timeout|out-of-memory' "$log" || echo see log))"
+    what=$(grep -m1 -oE 'ERROR: [^ ]+ [^ ]+|timeout|out-of-memory' "$log" | head -n 1)
+    result="FAILED (rc $rc: ${what:-see the log}; reproducer and log in $artifacts/)"
     failed=1
     cp "$log" "$artifacts/$target.log"
   fi

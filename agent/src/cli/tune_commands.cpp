@@ -64,7 +64,31 @@ void warnInterrupted(const JournalStore& store) {
                   << ") was interrupted; the originals it recorded are kept in " << store.path() << "\n";
 }
 
-json planJson(const Plan& p) {
+void printPlan(const Plan& p, std::ostream& out, bool explain) {
+    out << "profile " << p.profile;
+    if (!p.profileFiles.empty()) out << " (" << p.profileFiles.back() << ")";
+    out << "\ninterfaces: " << (p.interfaces.empty() ? "(none matched)" : "");
+    for (size_t i = 0; i < p.interfaces.size(); ++i) out << (i ? ", " : "") << p.interfaces[i];
+    out << "\n";
+    for (const auto& s : p.settings) {
+        if (s.pending())
+            out << "  change  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired
+                << "   # " << s.why << "\n";
+        else
+            out << "  ok      " << std::left << std::setw(40) << s.id << " " << s.desired << "\n";
+    }
+    for (const auto& s : p.skipped) out << "  skip    " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
+    for (const auto& a : p.advice) out << "  advice  " << std::left << std::setw(40) << a.interface << " " << a.text << "\n";
+    if (explain)
+        for (const auto& line : p.explanation) out << "  why     " << line << "\n";
+    const size_t n = p.pendingCount();
+    if (n == 0) out << "nothing to do: the host matches the profile\n";
+    else out << n << " change" << (n == 1 ? "" : "s") << " pending\n";
+}
+
+}  // namespace
+
+nlohmann::ordered_json planJson(const Plan& p) {
     json j;
     j["profile"] = p.profile;
     j["profile_files"] = p.profileFiles;
@@ -89,29 +113,6 @@ json planJson(const Plan& p) {
     return j;
 }
 
-void printPlan(const Plan& p, std::ostream& out, bool explain) {
-    out << "profile " << p.profile;
-    if (!p.profileFiles.empty()) out << " (" << p.profileFiles.back() << ")";
-    out << "\ninterfaces: " << (p.interfaces.empty() ? "(none matched)" : "");
-    for (size_t i = 0; i < p.interfaces.size(); ++i) out << (i ? ", " : "") << p.interfaces[i];
-    out << "\n";
-    for (const auto& s : p.settings) {
-        if (s.pending())
-            out << "  change  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired
-                << "   # " << s.why << "\n";
-        else
-            out << "  ok      " << std::left << std::setw(40) << s.id << " " << s.desired << "\n";
-    }
-    for (const auto& s : p.skipped) out << "  skip    " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
-    for (const auto& a : p.advice) out << "  advice  " << std::left << std::setw(40) << a.interface << " " << a.text << "\n";
-    if (explain)
-        for (const auto& line : p.explanation) out << "  why     " << line << "\n";
-    const size_t n = p.pendingCount();
-    if (n == 0) out << "nothing to do: the host matches the profile\n";
-    else out << n << " change" << (n == 1 ? "" : "s") << " pending\n";
-}
-
-}  // namespace
 
 int runPlan(const TuneOptions& o) {
     FileTree fs("/");

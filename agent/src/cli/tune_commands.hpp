@@ -4,6 +4,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "core/setting.hpp"
+
 namespace rxtune {
 
 struct TuneOptions {
@@ -16,6 +20,9 @@ struct TuneOptions {
     std::string runDir = "/run/rxtune";
     std::string bpfDir = "/sys/fs/bpf/rxtune";  // where XDP steering pins its link and maps
 };
+
+// `rxtune plan --json`'s document (and apply's "plan" member).
+nlohmann::ordered_json planJson(const Plan& p);
 
 int runPlan(const TuneOptions& o);    // 0 nothing to do, 2 changes pending, 1 error
 int runApply(const TuneOptions& o);   // 0 applied (or nothing to do), 1 error (host unchanged)
