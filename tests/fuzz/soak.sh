@@ -46,7 +46,7 @@ while read -r target corpus; do
     cp "$log" "$artifacts/$target.log"
   fi
   # Merge into a fresh directory, then replace the kept corpus: inputs that add no coverage go.
-  "$bin" -merge=1 "${LIMITS[@]}" "$merged" "$kept" "$found" > "$log.merge" 2>&1 || { result="$result, merge failed"; failed=1; }
+  "$bin" -merge=1 "${LIMITS[@]}" -artifact_prefix="$artifacts/$target-merge-" "$merged" "$kept" "$found" > "$log.merge" 2>&1 || { result="$result, merge failed"; failed=1; }
   if [ "$(find "$merged" -type f | wc -l)" -gt 0 ]; then
     rm -rf "$kept" && mkdir -p "$kept" && cp "$merged"/* "$kept"/
   fi
