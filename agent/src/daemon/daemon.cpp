@@ -402,6 +402,7 @@ void Agent::writeReloadStatus(bool ok, const std::string& error) {
     j["at"] = epochSeconds();
     if (auto w = writeFileAtomic(cfg_.runDir + "/reload.json", j.dump() + "\n", false); !w)
         LOG_W("reload status: " + w.error().message());
+    reloadToken_ = 0;  // answered: a later reload of a change on disk carries none
 }
 
 // The directories whose entries make up the configuration in force: the config file's, the
