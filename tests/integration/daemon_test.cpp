@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -23,11 +24,13 @@ namespace {
 class Daemon {
 public:
     // wrapper: commands run between `ip netns exec NS` and rxtune (setpriv with a capability set).
-    Daemon(const NetNs& ns, const std::string& configYaml, int port, std::vector<std::string> wrapper = {})
+    // profile: its text; empty: RPS over the v* devices.
+    Daemon(const NetNs& ns, const std::string& configYaml, int port, std::vector<std::string> wrapper = {}, const std::string& profile = "")
         : ns_(ns), port_(port) {
-        std::ofstream(dir_ / "profile.yaml") << "include: single-queue-gateway\n"
-                                                "match:\n  interfaces: ['v*']\n  virtual: include\n"
-                                                "steering:\n  mode: rps\n";
+        std::ofstream(dir_ / "profile.yaml") << (!profile.empty() ? profile
+                                                                  : "include: single-queue-gateway\n"
+                                                                    "match:\n  interfaces: ['v*']\n  virtual: include\n"
+                                                                    "steering:\n  mode: rps\n");
         writeConfig(configYaml);
         std::vector<std::string> argv = wrapper;
         for (const auto& x : {rxtuneBin(), std::string("daemon"), std::string("--config"), (dir_ / "rxtune.yaml").string()})
@@ -136,6 +139,55 @@ TEST_CASE("the daemon re-applies on link events, queue changes and drift", "[int
     CHECK(d.wait() == 0);
     CHECK_FALSE(steered(ns, "v0", 0));  // on_stop: revert
     CHECK(d.log().find("stopped and reverted") != std::string::npos);
+}
+
+// napi/<dev>-<id>: the device's NAPI kthreads, and the CPUs each may run on.
+std::map<int, std::string> napiThreads(const std::string& dev) {
+    std::map<int, std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string pid = e.path().filename();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream comm(e.path() / "comm");
+        std::string c;
+        if (!std::getline(comm, c) || c.rfind("napi/" + dev + "-", 0) != 0) continue;
+        std::ifstream status(e.path() / "status");
+        for (std::string line; std::getline(status, line);)
+            if (line.rfind("Cpus_allowed_list:", 0) == 0) out[std::stoi(pid)] = line.substr(line.find_first_not_of(" \t", 18));
+    }
+    return out;
+}
+
+bool pinnedTo(const std::string& dev, const std::string& cpus) {
+    auto t = napiThreads(dev);
+    return !t.empty() && std::all_of(t.begin(), t.end(), [&](const auto& kv) { return kv.second == cpus; });
+}
+
+TEST_CASE("mode napi in the daemon: a kthread that comes back is pinned again, one moved away is put back", "[integration][daemon][napi]") {
+    REQUIRE(sysconf(_SC_NPROCESSORS_ONLN) >= 2);
+    NetNs ns;
+    ns.ip({"link", "add", "nd0", "type", "veth", "peer", "name", "nd1"});
+    ns.ip({"link", "set", "nd0", "up"});
+    ns.ip({"link", "set", "nd1", "up"});
+    mustRun({"ip", "netns", "exec", ns.name(), "ethtool", "-K", "nd0", "gro", "on"});
+    Daemon d(ns, "drift_interval: 300ms\nmetrics_interval: 500ms\non_stop: revert\n", 19878, {},
+             "match:\n  interfaces: [nd0]\n  virtual: include\nsteering:\n  mode: napi\n  cpus: '1'\n  xps: false\n");
+    REQUIRE(eventually([&] { return d.ready(); }));
+    INFO(d.log());
+    CHECK(eventually([&] { return pinnedTo("nd0", "1"); }));
+    // threaded toggled by hand: the new kthread starts on every CPU, the daemon pins it.
+    ns.sysfsWrite("class/net/nd0/threaded", "0");
+    ns.sysfsWrite("class/net/nd0/threaded", "1");
+    CHECK(eventually([&] { return pinnedTo("nd0", "1"); }));
+    // Someone moves it: drift, put back and counted under the kthreads' own label.
+    for (const auto& [pid, cpus] : napiThreads("nd0")) mustRun({"taskset", "-pc", "0", std::to_string(pid)});
+    CHECK(eventually([&] { return pinnedTo("nd0", "1"); }));
+    CHECK(eventually([&] {
+        return sample(d.metrics(), "rxtune_drift_corrections_total{interface=\"nd0\",setting=\"napi_kthreads\"}") >= 1;
+    }));
+    d.signal(SIGTERM);
+    CHECK(d.wait() == 0);
+    CHECK(ns.sysfsRead("class/net/nd0/threaded") == "0\n");  // on_stop: revert
+    CHECK(napiThreads("nd0").empty());
 }
 
 TEST_CASE("an event touches only the device it names; what no event reports, the drift timer finds", "[integration][daemon]") {

@@ -2,34 +2,39 @@
 #pragma once
 
 #include <memory>
-
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "bpf/xdp_steering.hpp"
 #include "core/setting.hpp"
+#include "knobs/family.hpp"
 #include "state/journal.hpp"
 #include "sys/file_tree.hpp"
+#include "sys/napi_threads.hpp"
 
 namespace rxtune {
 
-// Where settings live: files under the FileTree, or (ValueKind::kXdp) XDP steering on a device.
+// Where settings live, by family (knobs/registry): files under the FileTree, XDP steering on a
+// device, a device's NAPI kthreads. Each call goes to the family of the key.
 class Knobs {
 public:
-    Knobs(FileTree& fs, XdpSteering* xdp) : fs_(fs), xdp_(xdp) {}
-    Result<std::string> read(const std::string& path, ValueKind kind) const;
-    Result<void> write(const std::string& path, ValueKind kind, const std::string& value) const;
-    bool exists(const std::string& path, ValueKind kind) const;
-    bool writable(const std::string& path, ValueKind kind) const;
-    std::string full(const std::string& path, ValueKind kind) const;
+    Knobs(FileTree& fs, XdpSteering* xdp, NapiThreads* napi = nullptr) : io_{fs, xdp, napi} {}
+    Result<std::string> read(const KnobKey& key, const std::string& path) const;
+    Result<void> write(const KnobKey& key, const std::string& path, const std::string& value) const;
+    bool exists(const KnobKey& key, const std::string& path) const;
+    bool writable(const KnobKey& key, const std::string& path) const;
+    std::string full(const KnobKey& key, const std::string& path) const;
+    bool fileBacked(const KnobKey& key) const;
     // sys/class/net opened once, a tree of its own: the devices' directories are opened from
     // there for a run of writes to their knobs.
     Result<std::unique_ptr<FileTree>> netDir() const;
+    // The same knobs, files looked up in `dir` (a device's directory).
+    Knobs within(FileTree& dir) const { return Knobs(dir, io_.xdp, io_.napi); }
 
 private:
-    FileTree& fs_;
-    XdpSteering* xdp_;  // null: plans with XDP steering are refused
+    KnobIo io_;
 };
 
 struct ApplyReport {
@@ -45,8 +50,52 @@ struct ApplyReport {
 Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& knobs, const JournalStore& store, const std::string& now,
                               const std::set<std::string>* devices = nullptr);
 
+// The steps applyPlan is made of, each testable alone.
+namespace applysteps {
+
+// What is known of a journaled knob this plan no longer sets (read by readDropped).
+struct Dropped {
+    Original original;
+    bool gone = false;                   // the knob is gone for good (its device was deleted)
+    std::optional<std::string> current;  // absent: nothing to do now (absent here, read-only here)
+};
+// The journaled knobs in scope that the plan does not set, and what each holds now.
+Result<std::vector<Dropped>> readDropped(const Journal& j, const Plan& plan, const Knobs& knobs, const std::set<std::string>* devices);
+
+// The next journal and what to write, worked out without touching anything.
+struct Step {
+    Journal journal;                // to be saved (state set by the caller)
+    std::vector<Setting> restores;  // dropped knobs not at their original: put back
+    std::vector<Setting> pending;   // restores, then the plan's pending settings
+    std::vector<std::string> rawBefore;  // pending's values as they were (rollback), same order
+    bool appliedChanged = false;    // what verify checks, or the profile, changed
+    bool originalsAdded = false;
+    bool forgot = false;            // originals of settled knobs left the journal
+};
+// before: the journal on disk (absent: none); raw: the bytes read now for each of the plan's
+// pending settings that carries none (by path). Pure.
+Step nextJournal(const std::optional<Journal>& before, std::uint64_t freshGeneration, const Plan& plan,
+                 const std::vector<Dropped>& dropped, const std::map<std::string, std::string>& raw,
+                 const std::set<std::string>* devices, long pid);
+
+// Runs the writes: file-backed knobs a device's together (its directory opened once), spread over
+// a few threads; then the others (XDP programs, kthreads) in plan order on this thread. The first
+// failure stops the rest; done[i] says which were written.
+struct Executed {
+    std::vector<char> done;
+    std::optional<std::pair<size_t, Error>> failed;
+};
+Executed execute(const std::vector<Setting>& pending, const Knobs& knobs, const Plan& plan);
+
+// Puts back what an apply wrote, newest first; what could not be is added to err's context.
+void rollback(const std::vector<Setting>& pending, const Executed& ran, const std::vector<std::string>& rawBefore,
+              const Knobs& knobs, const Plan& plan, Error& err);
+
+}  // namespace applysteps
+
 struct Drift {
     std::string id, path, desired, actual;  // actual empty with missing=true when the file is gone
+    std::string where;                      // the knob as errors name it (a file's full path, "xdp on eth0")
     bool missing = false;
 };
 Result<std::vector<Drift>> verifyApplied(const Journal& journal, const Knobs& knobs);

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "core/text.hpp"
+#include "knobs/registry.hpp"
 #include "inventory/softnet.hpp"
 #include "inventory/stack_counters.hpp"
 
@@ -42,19 +43,10 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     }
     if (opts.explicitInterfaces)
         for (const auto& n : out.snapshot.nics) opts.interfaces.push_back(n.name);
-    // mode auto may have XDP steering on a device, or have had it: the plan must see what is there.
-    const bool autoXdp = profile.steering.mode == SteeringMode::kAuto && xdp &&
-                         std::find(profile.steering.autoThresholds.candidates.begin(),
-                                   profile.steering.autoThresholds.candidates.end(),
-                                   SteeringMode::kXdp) != profile.steering.autoThresholds.candidates.end();
-    if (profile.steering.mode == SteeringMode::kXdp || autoXdp) {
-        if (!xdp) return fail(ENOTSUP, "steering.mode", "xdp", "XDP steering is not available here");
-        for (auto& n : out.snapshot.nics) {
-            auto cur = xdp->current(n.name);
-            if (!cur) return failWith(cur.error().withContext("interface " + n.name));
-            n.xdpSteering = *cur;
-        }
-    }
+    // What the families need beyond the common snapshot (XDP steering installed now, NAPI state).
+    const SnapshotIo io{fs, nl, xdp};
+    for (const KnobFamily* f : knobFamilies())
+        if (auto r = f->readInto(profile, io, out.snapshot); !r) return failWith(r.error());
     std::vector<std::string> keys;
     for (const auto& [k, v] : profile.sysctls) keys.push_back(k);
     if (auto r = addSysctls(fs, out.snapshot.host, keys); !r) return failWith(r.error());

@@ -3,6 +3,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include "knobs/registry.hpp"
+
 namespace rxtune {
 
 using json = nlohmann::ordered_json;
@@ -108,6 +110,7 @@ json toJson(const Nic& n) {
     j["irqs"] = std::move(irqs);
     j["numa_node"] = n.numaNode;
     j["verdict"] = toString(n.verdict);
+    for (const KnobFamily* f : knobFamilies()) f->detectJson(n, j);
     return j;
 }
 
@@ -193,6 +196,7 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
             out << "    irq " << i.number << " " << orDash(i.name) << " [" << i.role << "] affinity "
                 << i.affinity.toList() << (i.effective ? " effective " + i.effective->toList() : "") << ", "
                 << i.total << " interrupts\n";
+        for (const KnobFamily* f : knobFamilies()) f->detectText(n, out);
     }
 }
 

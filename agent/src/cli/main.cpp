@@ -34,6 +34,8 @@ int runDetect(const std::vector<std::string>& interfaces, bool asJson) {
     if (!nl) return reportError(nl.error());
     auto snap = rxtune::takeSnapshot(fs, **nl, interfaces);
     if (!snap) return reportError(snap.error());
+    for (auto& n : snap->nics)
+        if (auto r = rxtune::readNapiState(fs, **nl, n); !r) return reportError(r.error());
     // Render completely before writing so that an error never leaves half a document on stdout.
     std::string text;
     if (asJson) {

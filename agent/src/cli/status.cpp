@@ -10,9 +10,10 @@
 
 #include "apply/apply.hpp"
 #include "apply/prepare.hpp"
+#include "cli/backends.hpp"
 #include "core/cpuset.hpp"
-#include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
+#include "knobs/registry.hpp"
 #include "inventory/softnet.hpp"
 #include "state/journal.hpp"
 #include "sys/file_tree.hpp"
@@ -194,31 +195,30 @@ StatusInputs readInputs(FileTree& fs, const StatusOptions& o) {
     StatusInputs in;
     JournalStore store(o.stateDir);
     if (auto j = store.load(); j && *j) {
+        recoverKeys(**j);
         in.profile = (*j)->profile;
         in.appliedAt = (*j)->appliedAt;
-        XdpSteering xdp(o.bpfDir);
-        Knobs knobs(fs, &xdp);
+        KnobBackends backends(fs, o.bpfDir);
+        const Knobs knobs = backends.knobs(fs);
         if (auto d = verifyApplied(**j, knobs)) in.drifted = d->size();
-        std::map<std::string, CpuSet> rps;  // each device's RPS targets, over its queues
+        // Each steered device's mode and targets, as the families of its settings show them; a
+        // mode other than RPS wins over the RPS masks set to 0 beside it.
+        std::map<std::string, KnobFamily::SteeringView> seen;
         for (const auto& s : (*j)->applied) {
-            const std::string dev = paths::deviceOf(s.path);
-            if (dev.empty()) continue;
-            auto& [mode, targets] = in.steered[dev];
+            if (s.key.device.empty()) continue;
+            auto& [mode, targets] = in.steered[s.key.device];
             if (mode.empty()) mode = "none";
-            if (s.kind == ValueKind::kXdp && !s.desired.empty()) {
-                mode = "xdp";
-                if (auto spec = XdpSpec::parse(s.desired)) targets = spec->cpus.toList();
-            } else if (s.path.ends_with("/rps_cpus")) {
-                if (auto m = CpuSet::parseMask(s.desired); m && !m->empty()) rps[dev] = rps[dev] | *m;
+            auto view = familyOf(s.key).steeringOf(s);
+            if (!view) continue;
+            auto& v = seen[s.key.device];
+            if (v.mode.empty() || v.mode == view->mode) {
+                v.mode = view->mode;
+                v.cpus = v.cpus | view->cpus;
+            } else if (v.mode == "rps") {
+                v = *view;
             }
         }
-        for (const auto& [dev, cpus] : rps) {
-            auto& [mode, targets] = in.steered[dev];
-            if (mode != "xdp") {
-                mode = "rps";
-                targets = cpus.toList();
-            }
-        }
+        for (const auto& [dev, v] : seen) in.steered[dev] = {v.mode, v.cpus.toList()};
     }
     // The daemon's view, if one runs: its status file names a live process.
     std::ifstream f(o.runDir + "/status.json");

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apply/apply.hpp"
+#include "cli/backends.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "apply/prepare.hpp"
@@ -134,8 +135,8 @@ int runApply(const TuneOptions& o) {
     warnInterrupted(store);
     auto p = makePlan(o, fs);
     if (!p) return report(p.error());
-    XdpSteering xdp(o.bpfDir);
-    Knobs knobs(fs, &xdp);
+    KnobBackends backends(fs, o.bpfDir);
+    const Knobs knobs = backends.knobs(fs);
     auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
     if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
     if (o.json) {
@@ -157,8 +158,8 @@ int runVerify(const TuneOptions& o) {
     auto j = store.load();
     if (!j) return report(j.error());
     if (!*j) return report(Error{ENOENT, "verify", store.path(), "nothing applied: no journal", {}});
-    XdpSteering xdp(o.bpfDir);
-    Knobs knobs(fs, &xdp);
+    KnobBackends backends(fs, o.bpfDir);
+    const Knobs knobs = backends.knobs(fs);
     auto drift = verifyApplied(**j, knobs);
     if (!drift) return report(drift.error());
     if (o.json) {
@@ -173,7 +174,7 @@ int runVerify(const TuneOptions& o) {
     } else {
         for (const auto& x : *drift)
             std::cout << "  drift " << std::left << std::setw(40) << x.id << " "
-                      << (x.missing ? std::string("(gone)") : x.actual) << " != " << x.desired << "   /" << x.path << "\n";
+                      << (x.missing ? std::string("(gone)") : x.actual) << " != " << x.desired << "   " << x.where << "\n";
         if (drift->empty())
             std::cout << "in sync: " << (*j)->applied.size() << " setting(s) of profile " << (*j)->profile << "\n";
         else
@@ -193,11 +194,11 @@ int runRevert(const TuneOptions& o) {
         std::cout << "nothing to revert: no journal in " << o.stateDir << "\n";
         return 0;
     }
-    XdpSteering xdp(o.bpfDir);
-    Knobs knobs(fs, &xdp);
+    KnobBackends backends(fs, o.bpfDir);
+    const Knobs knobs = backends.knobs(fs);
     auto r = revertAll(knobs, store);
     if (!r) return report(r.error());
-    for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << x.value << "\n";
+    for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << trimmed(x.value) << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
     std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";
     return 0;

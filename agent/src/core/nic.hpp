@@ -59,6 +59,26 @@ struct LinkStats {
     std::uint64_t txPackets = 0, txBytes = 0, txDropped = 0, txErrors = 0;
 };
 
+// One NAPI instance of a device (netdev generic netlink napi-get, or a kthread found in /proc).
+struct NapiInfo {
+    unsigned id = 0;   // NAPI id; 0 where only the kthread's name was found
+    int irq = -1;      // -1: none given
+    int pid = 0;       // its kthread (threaded NAPI), 0: none
+    std::optional<std::uint32_t> deferHardIrqs;    // per-NAPI values, where napi-get shows them
+    std::optional<std::uint64_t> groFlushTimeout;  // ns
+    std::optional<CpuSet> affinity;                // the kthread's CPUs (/proc/<pid>/status)
+};
+
+// The device's NAPI settings as sysfs shows them (absent: the kernel has no such file), and its
+// NAPI instances (read only where a plan or detect needs them).
+struct NapiState {
+    bool read = false;                        // whether these were read at all
+    std::optional<std::string> threaded;      // sysfs "threaded" ("0", "1")
+    std::optional<std::string> groFlushTimeout, deferHardIrqs;  // sysfs, as read
+    std::vector<NapiInfo> instances;
+    std::string source;  // "netdev-genl", "proc" (kthread names), or "" (none found)
+};
+
 enum class Verdict { kSingleQueue, kMultiQueue, kVirtual };
 const char* toString(Verdict v);
 
@@ -79,6 +99,7 @@ struct Nic {
     LinkStats stats;
     Verdict verdict = Verdict::kVirtual;
     std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
+    NapiState napi;
 };
 
 // Whether the device's RX counter counts only frames the backlog accepted: veth and tun/tap hand

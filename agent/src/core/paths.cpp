@@ -50,17 +50,6 @@ std::string netDevFile(const std::string& ifname, std::string_view file) {
     return netDev(ifname) + "/" + std::string(file);
 }
 
-std::string xdpSteering(const std::string& ifname) { return "sys/fs/bpf/rxtune/" + ifname; }
-
-std::string deviceOf(std::string_view path) {
-    for (std::string_view prefix : {std::string_view("sys/class/net/"), std::string_view("sys/fs/bpf/rxtune/")}) {
-        if (!path.starts_with(prefix)) continue;
-        path.remove_prefix(prefix.size());
-        return std::string(path.substr(0, path.find('/')));
-    }
-    return {};
-}
-
 std::string queuesDir(const std::string& ifname) { return netDev(ifname) + "/queues"; }
 
 std::string queueRel(QueueDir dir, unsigned index, std::string_view file) {

@@ -32,10 +32,6 @@ std::string sysctl(const std::string& key);                                   //
 std::string irqFile(unsigned irq, std::string_view file);                     // proc/irq/<n>/<file>
 std::string cpuDir(unsigned cpu);                                             // sys/devices/system/cpu/cpu<n>
 std::string nodeDir(unsigned node);                                           // sys/devices/system/node/node<n>
-std::string xdpSteering(const std::string& ifname);                           // sys/fs/bpf/rxtune/<if> (a knob's id)
-// The device a knob belongs to (sys/class/net/<if>/..., sys/fs/bpf/rxtune/<if>); empty for a
-// host-wide one (a sysctl).
-std::string deviceOf(std::string_view path);
 
 }  // namespace paths
 }  // namespace rxtune

@@ -4,8 +4,10 @@
 #include <optional>
 #include <string>
 
-#include "core/cpuset.hpp"
 #include <vector>
+
+#include "core/cpuset.hpp"
+#include "core/knob.hpp"
 
 namespace rxtune {
 
@@ -27,6 +29,7 @@ struct Setting {
     std::string desired;
     std::string why;
     std::string raw;  // `current` as the bytes read (what revert puts back); empty: apply reads it again
+    KnobKey key;      // what id and path were built from (knobs/registry)
     bool pending() const { return !sameValue(kind, current, desired); }
 };
 

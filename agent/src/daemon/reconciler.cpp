@@ -38,7 +38,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     } else {
         steered_ = plan.interfaces;
     }
-    Knobs knobs(fs_, xdp_);
+    Knobs knobs(fs_, xdp_, &napi_);
     auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
         LOG_E("apply failed, its writes were undone: " + applied.error().message());
@@ -48,7 +48,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
     for (const auto& s : applied->written) {
         LOG_I((why == Why::kDrift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
-        if (why == Why::kDrift) metrics_.countDriftCorrection(s.id);
+        if (why == Why::kDrift) metrics_.countDriftCorrection(s);
     }
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
@@ -64,7 +64,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
 }
 
 Result<RevertReport> Reconciler::revert() {
-    Knobs knobs(fs_, xdp_);
+    Knobs knobs(fs_, xdp_, &napi_);
     return revertAll(knobs, store_);
 }
 

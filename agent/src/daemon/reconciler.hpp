@@ -23,7 +23,7 @@ public:
 
     // xdp may be null where XDP steering is not available (plans with it are refused).
     Reconciler(FileTree& fs, NetlinkSource& nl, XdpSteering* xdp, std::string stateDir, Metrics& metrics)
-        : fs_(fs), nl_(nl), xdp_(xdp), store_(std::move(stateDir)), metrics_(metrics) {}
+        : fs_(fs), nl_(nl), xdp_(xdp), napi_(fs, nl), store_(std::move(stateDir)), metrics_(metrics) {}
 
     // What to keep applied: the profile, and the config's explicit interface list (empty: the
     // profile's match). Both are read at each run.
@@ -58,6 +58,7 @@ private:
     FileTree& fs_;
     NetlinkSource& nl_;
     XdpSteering* xdp_;
+    SystemNapiThreads napi_;
     JournalStore store_;
     Metrics& metrics_;
     const Profile* profile_ = nullptr;

@@ -11,6 +11,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "inventory/snapshot.hpp"
+#include "sys/napi_threads.hpp"
 
 namespace rxtune {
 
@@ -267,6 +268,29 @@ Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const s
     if (!nics) return failWith(nics.error());
     s.nics = std::move(*nics);
     return s;
+}
+
+Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
+    NapiState st;
+    st.read = true;
+    auto opt = [&](std::string_view file) -> Result<std::optional<std::string>> {
+        const std::string path = paths::netDevFile(nic.name, file);
+        if (!fs.exists(path)) return std::optional<std::string>();
+        auto v = fs.read(path);
+        if (!v) return failWith(v.error());
+        return std::optional<std::string>(*v);
+    };
+    for (auto [file, field] : {std::pair{"threaded", &st.threaded}, std::pair{"gro_flush_timeout", &st.groFlushTimeout},
+                               std::pair{"napi_defer_hard_irqs", &st.deferHardIrqs}}) {
+        auto v = opt(file);
+        if (!v) return failWith(v.error().withContext("interface " + nic.name));
+        *field = std::move(*v);
+    }
+    auto inst = napiInstances(fs, nl, nic.name, nic.ifindex, &st.source);
+    if (!inst) return failWith(inst.error());
+    st.instances = std::move(*inst);
+    nic.napi = std::move(st);
+    return {};
 }
 
 }  // namespace rxtune

@@ -28,6 +28,10 @@ Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::
 Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
                                   bool skipMissing = false);
 
+// The device's NAPI settings (sysfs threaded, gro_flush_timeout, napi_defer_hard_irqs) and its
+// NAPI instances with their kthreads' CPUs: read only where a plan or detect asks.
+Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic);
+
 Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
                                   bool skipMissing = false);
 

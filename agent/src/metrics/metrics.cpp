@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "knobs/registry.hpp"
+
 namespace rxtune {
 
 namespace {
@@ -55,18 +57,6 @@ private:
     std::map<std::string, T*>& live_;
     std::set<std::string> seen_;
 };
-
-std::string interfaceOf(const std::string& settingId) {
-    auto sp = settingId.find(' ');
-    if (sp == std::string::npos || settingId.starts_with("sysctl ") || settingId.starts_with("cpu")) return "";
-    return settingId.substr(0, sp);
-}
-
-std::string settingOf(const std::string& settingId) {
-    if (settingId.starts_with("sysctl ")) return settingId.substr(7);
-    auto sp = settingId.rfind(' ');
-    return sp == std::string::npos ? settingId : settingId.substr(sp + 1);
-}
 
 }  // namespace
 
@@ -270,8 +260,8 @@ void Metrics::setBpfState(const std::string& program, BpfAvailability state) {
         bpfInfo_.Add({{"program", program}, {"state", toString(s)}}).Set(s == state ? 1 : 0);
 }
 
-void Metrics::countDriftCorrection(const std::string& settingId) {
-    drift_.Add({{"interface", interfaceOf(settingId)}, {"setting", settingOf(settingId)}}).Increment();
+void Metrics::countDriftCorrection(const Setting& s) {
+    drift_.Add({{"interface", s.key.device}, {"setting", familyOf(s.key).settingLabel(s.key)}}).Increment();
 }
 
 void Metrics::observeReapplyLatency(std::chrono::nanoseconds d) {
@@ -288,7 +278,7 @@ void Metrics::setAutoState(const std::string& interface, const std::string& stat
     for (const char* s : {"off", "trial", "on", "backoff"})
         autoState_.Add({{"interface", interface}, {"state", s}}).Set(state == s ? 1 : 0);
     autoTargets_.Add({{"interface", interface}}).Set(targets);
-    for (const char* m : {"none", "rps", "xdp"})
+    for (const char* m : {"none", "rps", "xdp", "napi"})
         autoMode_.Add({{"interface", interface}, {"mode", m}}).Set(mode == m && !state.empty() ? 1 : 0);
 }
 

@@ -13,6 +13,8 @@
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "core/setting.hpp"
+
 #include "inventory/snapshot.hpp"
 #include "bpf/softirq_accounting.hpp"
 #include "inventory/softnet.hpp"
@@ -41,7 +43,7 @@ public:
     // Exact NET_RX accounting from BPF (totals since load), and whether it is there at all.
     void updateBpf(const std::map<unsigned, CpuSoftirq>& perCpu);
     void setBpfState(const std::string& program, BpfAvailability state);
-    void countDriftCorrection(const std::string& settingId);
+    void countDriftCorrection(const Setting& s);  // labels from the setting's family
     void observeReapplyLatency(std::chrono::nanoseconds d);
     // steering: mode: auto
     void countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason);

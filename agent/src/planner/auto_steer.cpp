@@ -75,6 +75,7 @@ const char* candidateName(SteeringMode m) {
     switch (m) {
         case SteeringMode::kRps: return "rps";
         case SteeringMode::kXdp: return "xdp";
+        case SteeringMode::kNapi: return "napi";
         default: return "none";
     }
 }

@@ -4,47 +4,13 @@
 
 #include <algorithm>
 #include <tuple>
-#include <bit>
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "knobs/registry.hpp"
 #include "planner/auto_steer.hpp"
 
 namespace rxtune {
-
-namespace {
-
-std::uint32_t roundUpPow2(std::uint32_t v) { return v <= 1 ? v : std::bit_ceil(v); }
-
-const SysctlValue* findSysctl(const Topology& h, const std::string& key) {
-    for (const auto& v : h.sysctls)
-        if (v.key == key) return &v;
-    return nullptr;
-}
-
-bool knownHostGlobal(const std::string& key) {
-    for (const auto& s : managedSysctls())
-        if (key == s.key) return s.hostGlobal;
-    return false;
-}
-
-std::vector<std::int64_t> numbersOf(const std::string& v) {
-    std::vector<std::int64_t> out;
-    for (const auto& f : splitFields(v)) {
-        std::int64_t n = 0;
-        if (!parseSigned(f, n)) return {};
-        out.push_back(n);
-    }
-    return out;
-}
-
-std::string joinNumbers(const std::vector<std::int64_t>& v) {
-    std::string out;
-    for (auto n : v) out += (out.empty() ? "" : " ") + std::to_string(n);
-    return out;
-}
-
-}  // namespace
 
 CpuSet irqCpus(const Nic& nic) {
     CpuSet out;
@@ -208,6 +174,44 @@ Nic canonical(const Nic& n) {
 
 }  // namespace
 
+// How one chosen device is steered (mode, targets, the notes every family's reason carries);
+// skips and plan --explain lines go into p.
+static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts,
+                                             Plan& p) {
+    DeviceSteering d{nic, SteeringMode::kNone, {}, {}};
+    if (profile.steering.mode == SteeringMode::kNone) return d;
+    auto targets = steeringTargets(profile, host, &nic, opts);
+    if (!targets) return failWith(targets.error());
+    SteeringMode mode = profile.steering.mode;
+    if (mode == SteeringMode::kAuto) {
+        auto ex = opts.autoExplain.find(nic.name);
+        if (opts.explain && ex != opts.autoExplain.end())
+            for (const auto& line : ex->second) p.explanation.push_back(nic.name + ": " + line);
+        if (opts.explain)
+            for (const auto& n : targets->notes) p.explanation.push_back(nic.name + ": " + n);
+        auto it = opts.autoTargets.find(nic.name);
+        if (it == opts.autoTargets.end() || it->second.empty()) {
+            p.skipped.push_back({nic.name + " steering", "mode auto: off (the measurement does not call for it)"});
+            return d;
+        }
+        targets->cpus = it->second & targets->cpus;
+        auto how = opts.autoModes.find(nic.name);
+        mode = how == opts.autoModes.end() ? SteeringMode::kRps : how->second;
+        targets->notes = {"mode auto: measured saturation"};
+    } else if (opts.explain) {
+        auto lines = explainTargets(profile, host, nic, targets->cpus, targets->notes);
+        p.explanation.insert(p.explanation.end(), lines.begin(), lines.end());
+    }
+    if (targets->cpus.empty()) {
+        p.skipped.push_back({nic.name + " steering", "no CPU left after exclusions"});
+        return d;
+    }
+    d.mode = mode;
+    d.targets = targets->cpus;
+    for (const auto& n : targets->notes) d.notes += "; " + n;
+    return d;
+}
+
 Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOptions& opts) {
     const Topology& host = snap.host;
     Plan p;
@@ -232,171 +236,25 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
               [](const Nic& a, const Nic& b) { return std::tie(a.ifindex, a.name) < std::tie(b.ifindex, b.name); });
     std::vector<const Nic*> nics;
     for (const auto& n : chosenNics) nics.push_back(&n);
-    const bool autoMode = profile.steering.mode == SteeringMode::kAuto;
-    // auto keeps the RFS table ready for whichever interface it turns RPS on for.
-    const bool rpsAnywhere = profile.steering.mode == SteeringMode::kRps || autoMode;
-    const std::uint32_t entries = roundUpPow2(profile.steering.flowEntries);
+    const PlanInput in{profile, snap, opts, nics, hostTargets->cpus};
 
-    // 1. sysctls: the profile's own, then what steering needs.
-    std::map<std::string, std::pair<std::string, std::string>> sysctlDesired;  // key -> (value, why)
-    for (const auto& [key, in] : profile.sysctls) {
-        const SysctlValue* cur = findSysctl(host, key);
-        if (!cur || !cur->present) {
-            if (knownHostGlobal(key) && !host.initialNetns) {
-                p.skipped.push_back({"sysctl " + key, "host-global sysctl, absent in this (non-initial) network namespace"});
-                continue;
-            }
-            return failWith(profileError(in.where, "sysctl." + key, "no such sysctl on this host"));
-        }
-        if (!cur->writable) {
-            p.skipped.push_back({"sysctl " + key, "read-only here (inside a non-initial network namespace the kernel "
-                                                  "shows the host's value)"});
-            continue;
-        }
-        auto now = numbersOf(cur->value);
-        if (now.size() != in.values.size())
-            return failWith(profileError(in.where, "sysctl." + key,
-                               "the kernel holds " + std::to_string(now.size()) + " number(s) ('" + cur->value +
-                                   "'), the profile gives " + std::to_string(in.values.size())));
-        std::vector<std::int64_t> want = in.values;
-        for (size_t i = 0; i < want.size(); ++i) {
-            if (in.guard == Guard::kAtLeast) want[i] = std::max(want[i], now[i]);
-            if (in.guard == Guard::kAtMost) want[i] = std::min(want[i], now[i]);
-        }
-        const char* guard = in.guard == Guard::kAtLeast ? " (only raised)" : in.guard == Guard::kAtMost ? " (only lowered)" : "";
-        sysctlDesired[key] = {joinNumbers(want), "profile " + in.where.str() + guard};
-    }
-    if (rpsAnywhere && !nics.empty() && !profile.sysctls.count("net.core.rps_sock_flow_entries")) {
-        const std::string key = "net.core.rps_sock_flow_entries";
-        const SysctlValue* cur = findSysctl(host, key);
-        if (cur && cur->present && cur->writable)
-            sysctlDesired[key] = {std::to_string(entries), entries ? "RFS flow table (steering.rfs.flow_entries)" : "RFS off"};
-        else
-            p.skipped.push_back({"sysctl " + key, "host-global sysctl, absent in this (non-initial) network namespace"});
-    }
-    for (const auto& [key, dv] : sysctlDesired) {
-        const SysctlValue* cur = findSysctl(host, key);
-        ValueKind kind = numbersOf(cur->value).size() > 1 ? ValueKind::kNumbers : ValueKind::kInteger;
-        p.settings.push_back({"sysctl " + key, paths::sysctl(key), kind, normalise(kind, cur->value), dv.first, dv.second, {}});
-    }
-    if (profile.steering.mode == SteeringMode::kRps && profile.steering.defaultMask && !nics.empty()) {
-        const SysctlValue* cur = findSysctl(host, "net.core.rps_default_mask");
-        if (cur && cur->present && cur->writable)
-            p.settings.push_back({"sysctl net.core.rps_default_mask", paths::sysctl("net.core.rps_default_mask"),
-                                  ValueKind::kCpuMask, normalise(ValueKind::kCpuMask, cur->value),
-                                  hostTargets->cpus.toMask(), "devices created later start steered", {}});
-        else
-            p.skipped.push_back({"sysctl net.core.rps_default_mask", "not available on this kernel (added in 6.3)"});
-    }
+    // 1. host-wide knobs (sysctls, the default RPS mask).
+    for (const KnobFamily* f : knobFamilies())
+        if (auto r = f->planHost(in, p); !r) return failWith(r.error());
 
-    // 2. per-interface steering.
+    // 2. each chosen device: how it is steered, decided here once, then every family's knobs.
     for (const Nic* nic : nics) {
         p.interfaces.push_back(nic->name);
         if (profile.recommendDatapath && nic->verdict == Verdict::kSingleQueue) p.advice.push_back(datapathAdvice(profile, host, *nic, opts));
-        if (profile.steering.mode == SteeringMode::kNone) continue;
-        auto targets = steeringTargets(profile, host, nic, opts);
-        if (!targets) return failWith(targets.error());
-        bool rps = profile.steering.mode == SteeringMode::kRps;
-        if (autoMode) {
-            auto ex = opts.autoExplain.find(nic->name);
-            if (opts.explain && ex != opts.autoExplain.end())
-                for (const auto& line : ex->second) p.explanation.push_back(nic->name + ": " + line);
-            if (opts.explain)
-                for (const auto& n : targets->notes) p.explanation.push_back(nic->name + ": " + n);
-            auto it = opts.autoTargets.find(nic->name);
-            if (it == opts.autoTargets.end() || it->second.empty()) {
-                p.skipped.push_back({nic->name + " steering", "mode auto: off (the measurement does not call for it)"});
-                continue;
-            }
-            targets->cpus = it->second & targets->cpus;
-            auto how = opts.autoModes.find(nic->name);
-            rps = how == opts.autoModes.end() || how->second != SteeringMode::kXdp;
-            targets->notes = {"mode auto: measured saturation"};
-        } else if (opts.explain) {
-            auto lines = explainTargets(profile, host, *nic, targets->cpus, targets->notes);
-            p.explanation.insert(p.explanation.end(), lines.begin(), lines.end());
-        }
-        if (targets->cpus.empty()) {
-            p.skipped.push_back({nic->name + " steering", "no CPU left after exclusions"});
-            continue;
-        }
-        std::string why = (rps ? "RPS to CPUs " : "XDP cpumap steering to CPUs ") + targets->cpus.toList();
-        for (const auto& n : targets->notes) why += "; " + n;
-        if (!rps) {
-            // XDP steers before the stack; RPS on the same queues would steer twice.
-            // The traps rxtune cannot see from here are said in the plan, never left silent.
-            if (profile.steering.xdpNative && nic->kind == "veth")
-                why += "; native XDP on veth: the peer needs TX checksum offload off (ethtool -K <peer> tx off) or TCP breaks";
-            if (profile.steering.xdpNative && nic->kind == "tap")
-                why += "; native XDP on tap: the writer must use non-blocking writes";
-            std::string spec = "cpus=" + targets->cpus.toList() + " mode=" + (profile.steering.xdpNative ? "native" : "generic") +
-                               " qsize=" + std::to_string(profile.steering.xdpQsize);
-            p.settings.push_back({nic->name + " xdp steering", paths::xdpSteering(nic->name), ValueKind::kXdp,
-                                  nic->xdpSteering, spec, why, {}});
-            for (const auto& q : nic->rx)
-                p.settings.push_back({nic->name + " rx-" + std::to_string(q.index) + " rps_cpus",
-                                      paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
-                                      ValueKind::kCpuMask, q.rpsCpus.toMask(), "0", "XDP steering replaces RPS", q.rpsCpusRaw});
-        }
-        const std::uint32_t nrx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(nic->rx.size()));
-        const std::uint32_t perQueue = entries ? roundUpPow2((entries + nrx - 1) / nrx) : 0;
-        for (const auto& q : rps ? nic->rx : std::vector<RxQueue>{}) {
-            const std::string qn = nic->name + " rx-" + std::to_string(q.index);
-            p.settings.push_back({qn + " rps_cpus", paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_cpus"),
-                                  ValueKind::kCpuMask, q.rpsCpus.toMask(), targets->cpus.toMask(), why, q.rpsCpusRaw});
-            p.settings.push_back({qn + " rps_flow_cnt",
-                                  paths::queueFile(nic->name, paths::QueueDir::kRx, q.index, "rps_flow_cnt"),
-                                  ValueKind::kInteger, std::to_string(q.rpsFlowCnt), std::to_string(perQueue),
-                                  "RFS: " + std::to_string(entries) + " entries over " + std::to_string(nrx) + " RX queue(s)",
-                                  q.rpsFlowCntRaw});
-        }
-        if (!profile.steering.xps) continue;
-        if (nic->tx.size() <= 1) {
-            p.skipped.push_back({nic->name + " xps", "one TX queue: XPS has nothing to choose"});
-            continue;
-        }
-        auto cpus = targets->cpus.cpus();
-        for (const auto& q : nic->tx) {
-            const std::string id = nic->name + " tx-" + std::to_string(q.index) + " xps_cpus";
-            if (!q.xpsCpus) {
-                p.skipped.push_back({id, "the kernel does not show xps_cpus (" + q.xpsError + ")"});
-                continue;
-            }
-            CpuSet mine;
-            for (size_t i = 0; i < cpus.size(); ++i)
-                if (i % nic->tx.size() == q.index % nic->tx.size()) mine.add(cpus[i]);
-            p.settings.push_back({id, paths::queueFile(nic->name, paths::QueueDir::kTx, q.index, "xps_cpus"),
-                                  ValueKind::kCpuMask, q.xpsCpus->toMask(), mine.toMask(),
-                                  "XPS: CPUs round-robin over " + std::to_string(nic->tx.size()) + " TX queues", q.xpsRaw});
-        }
+        auto steering = deviceSteering(profile, host, *nic, opts, p);
+        if (!steering) return failWith(steering.error());
+        for (const KnobFamily* f : knobFamilies())
+            if (auto r = f->planDevice(in, *steering, p); !r) return failWith(r.error());
     }
 
-    // 3. CPU governor: the first of the profile's list that the host offers.
-    if (!profile.governors.empty()) {
-        if (!host.cpufreq) {
-            p.skipped.push_back({"cpu governor", "cpufreq is absent on this host: nothing to set"});
-        } else {
-            std::string chosen;
-            for (const auto& g : profile.governors)
-                if (std::find(host.availableGovernors.begin(), host.availableGovernors.end(), g) != host.availableGovernors.end()) {
-                    chosen = g;
-                    break;
-                }
-            if (chosen.empty()) {
-                p.skipped.push_back({"cpu governor", "none of the profile's governors is available (available: " +
-                                                         joinFields([&] {
-                                                             std::string s;
-                                                             for (const auto& a : host.availableGovernors) s += a + " ";
-                                                             return s;
-                                                         }()) + ")"});
-            } else {
-                for (const auto& [cpu, gov] : host.governors)
-                    p.settings.push_back({"cpu" + std::to_string(cpu) + " governor",
-                                          paths::cpuDir(cpu) + "/cpufreq/scaling_governor", ValueKind::kWord, gov,
-                                          chosen, "profile " + profile.governorsWhere.str(), {}});
-            }
-        }
-    }
+    // 3. per-CPU knobs (the governor).
+    for (const KnobFamily* f : knobFamilies())
+        if (auto r = f->planLate(in, p); !r) return failWith(r.error());
     return p;
 }
 

@@ -25,7 +25,7 @@ inline Error profileError(const Location& where, const std::string& key, const s
     return Error{EINVAL, where.str() + ": " + key, "", what, {}};
 }
 
-enum class SteeringMode { kRps, kXdp, kNone, kAuto };
+enum class SteeringMode { kRps, kXdp, kNone, kAuto, kNapi };
 
 // steering.auto: when mode auto steers, which ways it tries, how it judges them, and when it undoes.
 struct AutoThresholds {
@@ -83,6 +83,13 @@ struct SysctlIntent {
     Location where;
 };
 
+// nic: per matched device, NAPI deferral (Documentation/networking/napi.rst); unset: left alone.
+struct NicIntent {
+    std::optional<std::uint64_t> groFlushTimeout;    // ns
+    std::optional<std::uint64_t> napiDeferHardIrqs;  // empty polls before the IRQ is unmasked again
+    Location where;
+};
+
 struct Profile {
     std::string name;
     std::string description;
@@ -93,6 +100,7 @@ struct Profile {
     std::map<std::string, SysctlIntent> sysctls;
     std::vector<std::string> governors;  // first available wins
     Location governorsWhere;
+    NicIntent nic;
     bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
 };
 

@@ -47,6 +47,8 @@ struct Partial {
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
+    std::optional<std::uint64_t> groFlushTimeout, napiDeferHardIrqs;  // nic:
+    Location nicWhere;
 };
 
 class Parser {
@@ -101,7 +103,7 @@ public:
 
     Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
         Partial p;
-        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath"});
+        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath", "nic"});
         if (auto inc = root["include"]) {
             for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
         }
@@ -109,6 +111,16 @@ public:
         if (auto m = root["match"]) parseMatch(m, p);
         if (auto s = root["steering"]) parseSteering(s, p);
         if (auto s = root["sysctl"]) parseSysctl(s, p);
+        if (auto n = root["nic"]) {
+            requireMap(n, "nic", {"gro_flush_timeout", "napi_defer_hard_irqs"});
+            p.nicWhere = at(n);
+            // The kernel's limits: gro_flush_timeout is an unsigned long of ns (capped here at an
+            // hour, beyond any sane deferral), napi_defer_hard_irqs at most S32_MAX (net-sysfs.c).
+            if (auto v = n["gro_flush_timeout"])
+                p.groFlushTimeout = static_cast<std::uint64_t>(integer(v, "nic.gro_flush_timeout", 0, 3600LL * 1000000000LL));
+            if (auto v = n["napi_defer_hard_irqs"])
+                p.napiDeferHardIrqs = static_cast<std::uint64_t>(integer(v, "nic.napi_defer_hard_irqs", 0, 2147483647LL));
+        }
         if (auto d = root["datapath"]) {
             requireMap(d, "datapath", {"recommend"});
             if (auto r = d["recommend"]) p.recommendDatapath = boolean(r, "datapath.recommend");
@@ -162,12 +174,15 @@ public:
             if (auto v = a["backoff"]) p.autoKeys["backoff"] = seconds(v, "steering.auto.backoff", 0, 86400);
             if (auto c = a["candidates"]) {
                 const std::string key = "steering.auto.candidates";
-                if (!c.IsSequence() || c.size() == 0) error(c, key, "expected a list of rps and/or xdp, e.g. [rps, xdp]");
+                if (!c.IsSequence() || c.size() == 0) error(c, key, "expected a list of rps, xdp and/or napi, e.g. [rps, xdp]");
                 std::vector<SteeringMode> list;
                 for (const auto& e : c) {
                     const auto v = str(e, key);
-                    SteeringMode m = v == "rps" ? SteeringMode::kRps : v == "xdp" ? SteeringMode::kXdp : SteeringMode::kNone;
-                    if (m == SteeringMode::kNone) error(e, key, "expected rps or xdp, got '" + v + "'");
+                    SteeringMode m = v == "rps"    ? SteeringMode::kRps
+                                     : v == "xdp"  ? SteeringMode::kXdp
+                                     : v == "napi" ? SteeringMode::kNapi
+                                                   : SteeringMode::kNone;
+                    if (m == SteeringMode::kNone) error(e, key, "expected rps, xdp or napi, got '" + v + "'");
                     if (std::find(list.begin(), list.end(), m) != list.end()) error(e, key, "'" + v + "' is listed twice");
                     list.push_back(m);
                 }
@@ -189,7 +204,8 @@ public:
             else if (v == "xdp") p.mode = SteeringMode::kXdp;
             else if (v == "none") p.mode = SteeringMode::kNone;
             else if (v == "auto") p.mode = SteeringMode::kAuto;
-            else error(m, "steering.mode", "expected rps, xdp, auto or none, got '" + v + "'");
+            else if (v == "napi") p.mode = SteeringMode::kNapi;
+            else error(m, "steering.mode", "expected rps, xdp, napi, auto or none, got '" + v + "'");
         }
         if (auto c = s["cpus"]) {
             const auto v = str(c, "steering.cpus");
@@ -278,6 +294,9 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.xdpNative, over.xdpNative);
     take(base.xdpQsize, over.xdpQsize);
     take(base.recommendDatapath, over.recommendDatapath);
+    if (over.groFlushTimeout || over.napiDeferHardIrqs) base.nicWhere = over.nicWhere;
+    take(base.groFlushTimeout, over.groFlushTimeout);
+    take(base.napiDeferHardIrqs, over.napiDeferHardIrqs);
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
@@ -390,6 +409,9 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     }
     if (p.autoCandidates) at.candidates = *p.autoCandidates;
     out.sysctls = p.sysctls;
+    out.nic.groFlushTimeout = p.groFlushTimeout;
+    out.nic.napiDeferHardIrqs = p.napiDeferHardIrqs;
+    out.nic.where = p.nicWhere;
     if (p.governors) {
         out.governors = *p.governors;
         out.governorsWhere = p.governorsWhere;
@@ -422,6 +444,7 @@ const char* toString(SteeringMode m) {
         case SteeringMode::kXdp: return "xdp";
         case SteeringMode::kNone: return "none";
         case SteeringMode::kAuto: return "auto";
+        case SteeringMode::kNapi: return "napi";
     }
     return "?";
 }

@@ -94,7 +94,7 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
             }
         }
         for (const auto& o : j.at("originals")) {
-            Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value")};
+            Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value"), {}};
             if (!parseValueKind(o.at("kind").get<std::string>(), e.kind))
                 return fail(EINVAL, "parse", path, "unknown value kind");
             if (!checkedPath(e.path)) return fail(EINVAL, "parse", path, "original of '" + e.id + "' at a path outside sys/ and proc/: '" + e.path + "'");

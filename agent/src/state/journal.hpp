@@ -17,6 +17,7 @@ struct Original {
     std::string path;
     ValueKind kind = ValueKind::kWord;
     std::string value;  // what was there before rxtune first touched the knob
+    KnobKey key;        // not stored: recoverKeys (knobs/registry) asks the family that built path
 };
 
 struct Journal {

@@ -24,6 +24,20 @@ namespace rxtune {
 
 namespace {
 
+// include/uapi/linux/netdev.h (generated from Documentation/netlink/specs/netdev.yaml); Debian 12's
+// headers (6.1) predate the NAPI requests, so the numbers the kernel's ABI fixed are given here.
+constexpr const char* kNetdevFamilyName = "netdev";
+constexpr int kNetdevCmdNapiGet = 11;  // after dev-get(1) .. queue-get(10)
+enum : int {
+    kNapiIfindex = 1,
+    kNapiId,
+    kNapiIrq,
+    kNapiPid,
+    kNapiDeferHardIrqs,
+    kNapiGroFlushTimeout,
+    kNapiMax = 16,  // room for attributes newer kernels add
+};
+
 int libnlToErrno(int nlerr) {
     switch (-nlerr) {
         case NLE_OPNOTSUPP: return EOPNOTSUPP;
@@ -156,6 +170,8 @@ Result<std::unique_ptr<Netlink>> Netlink::open() {
     // A kernel before 5.6 has no "ethtool" family: channel queries then go through the ioctl.
     int fam = genl_ctrl_resolve(nl->genl_, ETHTOOL_GENL_NAME);
     nl->ethtoolFamily_ = fam >= 0 ? fam : -1;
+    int netdev = genl_ctrl_resolve(nl->genl_, kNetdevFamilyName);
+    nl->netdevFamily_ = netdev >= 0 ? netdev : -1;
     // Replies are small and the buffer is big: no MSG_PEEK round before each read.
     for (nl_sock* sk : {nl->route_, nl->genl_}) {
         nl_socket_disable_msg_peek(sk);
@@ -202,6 +218,8 @@ Result<std::optional<LinkInfo>> Netlink::link(const std::string& name) {
     rtnl_link_put(l);
     return std::optional<LinkInfo>(std::move(li));
 }
+
+Result<std::optional<std::vector<NapiInfo>>> NetlinkSource::napis(int) { return std::optional<std::vector<NapiInfo>>(); }
 
 Result<std::optional<std::map<std::string, Channels>>> NetlinkSource::allChannels() {
     return std::optional<std::map<std::string, Channels>>();
@@ -385,6 +403,69 @@ Result<DriverInfo> Netlink::driverInfo(const std::string& ifname) {
     out.firmware = str(di.fw_version, sizeof di.fw_version);
     out.busInfo = str(di.bus_info, sizeof di.bus_info);
     return out;
+}
+
+namespace {
+
+struct NapiDump {
+    int ifindex = 0;
+    std::vector<NapiInfo> out;
+    int err = 0;
+};
+
+std::uint64_t uintAttr(nlattr* a) {
+    // "uint" attributes are 4 or 8 bytes, as the value needs.
+    return nla_len(a) >= 8 ? nla_get_u64(a) : nla_get_u32(a);
+}
+
+int onNapiValid(nl_msg* msg, void* arg) {
+    auto* d = static_cast<NapiDump*>(arg);
+    nlattr* tb[kNapiMax + 1] = {};
+    if (genlmsg_parse(nlmsg_hdr(msg), 0, tb, kNapiMax, nullptr) < 0 || !tb[kNapiId]) {
+        d->err = EBADMSG;
+        return NL_STOP;
+    }
+    // Kernels before the ifindex filter (6.9) dump every device's NAPIs: keep this one's.
+    if (tb[kNapiIfindex] && static_cast<int>(nla_get_u32(tb[kNapiIfindex])) != d->ifindex) return NL_OK;
+    NapiInfo n;
+    n.id = nla_get_u32(tb[kNapiId]);
+    if (tb[kNapiIrq]) n.irq = static_cast<int>(nla_get_u32(tb[kNapiIrq]));
+    if (tb[kNapiPid]) n.pid = static_cast<int>(nla_get_u32(tb[kNapiPid]));
+    if (tb[kNapiDeferHardIrqs]) n.deferHardIrqs = nla_get_u32(tb[kNapiDeferHardIrqs]);
+    if (tb[kNapiGroFlushTimeout]) n.groFlushTimeout = uintAttr(tb[kNapiGroFlushTimeout]);
+    d->out.push_back(n);
+    return NL_OK;
+}
+
+int onNapiError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+    static_cast<NapiDump*>(arg)->err = -e->error;
+    return NL_STOP;
+}
+
+}  // namespace
+
+Result<std::optional<std::vector<NapiInfo>>> Netlink::napis(int ifindex) {
+    if (netdevFamily_ < 0) return std::optional<std::vector<NapiInfo>>();
+    const std::string what = "ifindex " + std::to_string(ifindex);
+    MsgGuard m{nlmsg_alloc()};
+    if (!m.msg) return fail(ENOMEM, "netdev NAPI_GET", what);
+    if (!genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, netdevFamily_, 0, NLM_F_DUMP, kNetdevCmdNapiGet, 1) ||
+        nla_put_u32(m.msg, kNapiIfindex, static_cast<std::uint32_t>(ifindex)) < 0)
+        return fail(ENOMEM, "netdev NAPI_GET", what);
+    CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
+    if (!cb.cb) return fail(ENOMEM, "netdev NAPI_GET", what);
+    NapiDump dump;
+    dump.ifindex = ifindex;
+    nl_cb_set(cb.cb, NL_CB_VALID, NL_CB_CUSTOM, onNapiValid, &dump);
+    nl_cb_err(cb.cb, NL_CB_CUSTOM, onNapiError, &dump);
+    if (int rc = nl_send_auto(genl_, m.msg); rc < 0) return fail(libnlToErrno(rc), "netdev NAPI_GET", what, nl_geterror(rc));
+    if (int rc = nl_recvmsgs(genl_, cb.cb); rc < 0 && dump.err == 0)
+        return fail(libnlToErrno(rc), "netdev NAPI_GET", what, nl_geterror(rc));
+    // A kernel with the family but not the request (6.0-6.7) answers EOPNOTSUPP.
+    if (dump.err == EOPNOTSUPP || dump.err == EINVAL) return std::optional<std::vector<NapiInfo>>();
+    if (dump.err != 0) return fail(dump.err, "netdev NAPI_GET", what);
+    std::sort(dump.out.begin(), dump.out.end(), [](const NapiInfo& a, const NapiInfo& b) { return a.id < b.id; });
+    return std::optional<std::vector<NapiInfo>>(std::move(dump.out));
 }
 
 }  // namespace rxtune

@@ -45,6 +45,9 @@ public:
     // queries. nullopt: no dump here (fakes, the ioctl fallback): ask channels() per device.
     virtual Result<std::optional<std::map<std::string, Channels>>> allChannels();
     virtual Result<DriverInfo> driverInfo(const std::string& ifname) = 0;
+    // The device's NAPI instances (netdev family napi-get, Linux 6.8+: id, irq, kthread pid,
+    // per-NAPI deferral); nullopt where the kernel has no such request (then look in /proc).
+    virtual Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex);
 };
 
 // The real thing: libnl-3 route cache, ethtool generic netlink, SIOCETHTOOL as fallback.
@@ -60,6 +63,7 @@ public:
     Result<Channels> channels(const std::string& ifname) override;
     Result<std::optional<std::map<std::string, Channels>>> allChannels() override;
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
+    Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override;
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
 
@@ -79,6 +83,7 @@ private:
     ::nl_sock* route_ = nullptr;
     ::nl_sock* genl_ = nullptr;
     int ethtoolFamily_ = -1;
+    int netdevFamily_ = -1;  // "netdev" generic netlink family, -1: none (before 6.0)
     int ioctlFd_ = -1;
 };
 

@@ -11,6 +11,7 @@
 
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
+#include "knobs/registry.hpp"
 #include "inventory/snapshot.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -219,7 +220,7 @@ TEST_CASE("an interrupted apply's journal keeps the true originals", "[apply]") 
     Journal j;
     j.state = "applying";
     j.profile = p.profile;
-    for (const auto& s : p.settings) j.originals.push_back({s.id, s.path, s.kind, fs.read(s.path).value()});
+    for (const auto& s : p.settings) j.originals.push_back({s.id, s.path, s.kind, fs.read(s.path).value(), s.key});
     REQUIRE(store.save(j));
     for (size_t i = 0; i < p.settings.size() / 2; ++i) REQUIRE(fs.write(p.settings[i].path, p.settings[i].desired));
     // The next apply adopts the journal without overwriting originals with changed values.
@@ -264,7 +265,7 @@ TEST_CASE("an event's apply answers for its devices only", "[apply]") {
     // An event about another device ("veth7", not in the plan): its plan holds the host-wide
     // settings only. enp2s0's knobs are not its business: none is put back, verify keeps them.
     Plan hostOnly = full;
-    std::erase_if(hostOnly.settings, [](const Setting& s) { return !paths::deviceOf(s.path).empty(); });
+    std::erase_if(hostOnly.settings, [](const Setting& s) { return !s.key.device.empty(); });
     hostOnly.interfaces.clear();
     for (auto& s : hostOnly.settings) s.current = s.desired;  // as planned now: in place
     const std::set<std::string> other{"veth7"};
@@ -282,7 +283,7 @@ TEST_CASE("an event's apply answers for its devices only", "[apply]") {
     CHECK_FALSE(back->written.empty());
     CHECK(fs.read("sys/class/net/enp2s0/queues/rx-0/rps_cpus").value() != "fffff");
     const Journal after = store.load().value().value();
-    for (const auto& o : after.originals) CHECK(paths::deviceOf(o.path) != "enp2s0");
+    for (const auto& o : after.originals) CHECK(o.key.device != "enp2s0");
 }
 
 TEST_CASE("one durable journal save per apply; a drift fix needs none, and a lost mark is an interrupted apply", "[apply]") {
@@ -372,9 +373,13 @@ TEST_CASE("apply reads back only what the kernel could have stored otherwise", "
         p.rpsDropped = host.isolated | host.nohzFull;
         CHECK(p.rpsDropped->toList() == "2-3");
         // One mask with an isolated CPU in it, one without: only the first is read back.
-        auto q = [](unsigned i) { return paths::queueFile("veth0", paths::QueueDir::kRx, i, "rps_cpus"); };
-        p.settings.push_back({"a", q(1), ValueKind::kCpuMask, "0", "c", "isolated CPUs 2-3", {}});
-        p.settings.push_back({"b", q(2), ValueKind::kCpuMask, "0", "3", "housekeeping CPUs 0-1", {}});
+        auto q = [](int i) {
+            KnobKey k{Family::kQueue, "veth0", "rps_cpus"};
+            k.queue = i;
+            return k;
+        };
+        p.settings.push_back(makeSetting(queueFamily(), q(1), ValueKind::kCpuMask, "0", "c", "isolated CPUs 2-3"));
+        p.settings.push_back(makeSetting(queueFamily(), q(2), ValueKind::kCpuMask, "0", "3", "housekeeping CPUs 0-1"));
         CountingTree fs(tree.path().string());
         JournalStore store((state.path() / "state").string());
         REQUIRE(applyPlan(p, knobsOf(fs), store, "t"));

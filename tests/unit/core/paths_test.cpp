@@ -37,11 +37,3 @@ TEST_CASE("paths are built from parts", "[paths]") {
     CHECK(paths::irqFile(45, "smp_affinity_list") == "proc/irq/45/smp_affinity_list");
     CHECK(paths::cpuDir(7) == "sys/devices/system/cpu/cpu7");
 }
-
-TEST_CASE("a knob's path says which device it belongs to", "[paths]") {
-    CHECK(paths::deviceOf(paths::queueFile("eth0", paths::QueueDir::kRx, 3, "rps_cpus")) == "eth0");
-    CHECK(paths::deviceOf(paths::netDevFile("veth9", "mtu")) == "veth9");
-    CHECK(paths::deviceOf(paths::xdpSteering("fb")) == "fb");
-    CHECK(paths::deviceOf(paths::sysctl("net.core.rps_sock_flow_entries")).empty());
-    CHECK(paths::deviceOf("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor").empty());
-}

@@ -3,6 +3,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "../support/fixture.hpp"
+#include "knobs/registry.hpp"
 #include "metrics/metrics.hpp"
 
 using namespace rxtune;
@@ -71,8 +72,10 @@ TEST_CASE("apply results, drift and latency", "[metrics]") {
     m.recordApply({"p1", "d1", "changed", 1700000000, 10, 0});
     m.recordApply({"p2", "d2", "unchanged", 1700000001, 12, 0});
     m.recordApply({"p2", "d2", "failed", 1700000002, 0, 3});
-    m.countDriftCorrection("v0 rx-1 rps_cpus");
-    m.countDriftCorrection("sysctl net.core.rmem_max");
+    KnobKey rx{Family::kQueue, "v0", "rps_cpus"};
+    rx.queue = 1;
+    m.countDriftCorrection(makeSetting(queueFamily(), rx, ValueKind::kCpuMask, "0", "3", ""));
+    m.countDriftCorrection(makeSetting(sysctlFamily(), {Family::kSysctl, "", "net.core.rmem_max"}, ValueKind::kInteger, "1", "2", ""));
     m.observeReapplyLatency(std::chrono::milliseconds(3));
     auto text = render(m);
     CHECK(value(text, "rxtune_applies_total{result=\"changed\"}") == 1);
@@ -85,6 +88,28 @@ TEST_CASE("apply results, drift and latency", "[metrics]") {
     CHECK(value(text, "rxtune_drift_corrections_total{interface=\"\",setting=\"net.core.rmem_max\"}") == 1);
     CHECK(value(text, "rxtune_reapply_latency_seconds_bucket{le=\"0.005\"}") == 1);
     CHECK(value(text, "rxtune_reapply_latency_seconds_bucket{le=\"0.002\"}") == 0);
+}
+
+TEST_CASE("drift labels come from the setting's identity, whatever the device is called", "[metrics]") {
+    // The labels were once parsed back from the id: a device named cpu0 or cpub got interface="".
+    Metrics m("t");
+    for (const char* dev : {"cpu0", "cpub", "sysctl"}) {
+        KnobKey k{Family::kQueue, dev, "rps_cpus"};
+        k.queue = 0;
+        m.countDriftCorrection(makeSetting(queueFamily(), k, ValueKind::kCpuMask, "0", "3", ""));
+        m.countDriftCorrection(makeSetting(napiFamily(), {Family::kNapi, dev, "napi-kthreads"}, ValueKind::kCpuMask, "", "2", ""));
+    }
+    KnobKey gov{Family::kGovernor, "", "governor"};
+    gov.cpu = 3;
+    m.countDriftCorrection(makeSetting(governorFamily(), gov, ValueKind::kWord, "powersave", "performance", ""));
+    m.countDriftCorrection(makeSetting(xdpFamily(), {Family::kXdp, "cpu1", "steering"}, ValueKind::kXdp, "", "cpus=1", ""));
+    auto text = render(m);
+    for (const char* dev : {"cpu0", "cpub", "sysctl"}) {
+        CHECK(value(text, "rxtune_drift_corrections_total{interface=\"" + std::string(dev) + "\",setting=\"rps_cpus\"}") == 1);
+        CHECK(value(text, "rxtune_drift_corrections_total{interface=\"" + std::string(dev) + "\",setting=\"napi_kthreads\"}") == 1);
+    }
+    CHECK(value(text, "rxtune_drift_corrections_total{interface=\"\",setting=\"governor\"}") == 1);
+    CHECK(value(text, "rxtune_drift_corrections_total{interface=\"cpu1\",setting=\"steering\"}") == 1);
 }
 
 TEST_CASE("reloads: counted by result, the last one's outcome, when the one in force was loaded", "[metrics]") {

@@ -100,7 +100,7 @@ TEST_CASE("steering.auto.candidates: rps and xdp in the order given, each once; 
     CHECK(p.steering.autoThresholds.gainMargin == Approx(0.1));
     CHECK(p.steering.autoThresholds.onRxShare == Approx(0.4));  // the rest inherited
     CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, dpdk]\n") ==
-          "bad.yaml:3:23: steering.auto.candidates: expected rps or xdp, got 'dpdk'");
+          "bad.yaml:3:23: steering.auto.candidates: expected rps, xdp or napi, got 'dpdk'");
     CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, rps]\n") == "bad.yaml:3:23: steering.auto.candidates: 'rps' is listed twice");
     CHECK(errorOf("steering:\n  auto:\n    candidates: []\n").find("bad.yaml:3:17: steering.auto.candidates: expected a list") == 0);
     CHECK(errorOf("steering:\n  auto:\n    candidates: rps\n").find("steering.auto.candidates: expected a list") != std::string::npos);
@@ -108,8 +108,8 @@ TEST_CASE("steering.auto.candidates: rps and xdp in the order given, each once; 
 
 TEST_CASE("profile errors name file, line, column and key", "[profile]") {
     CHECK(errorOf("steerng:\n  mode: rps\n") ==
-          "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, datapath, description, include, match, steering, sysctl)");
-    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp, auto or none, got 'fast'");
+          "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, datapath, description, include, match, nic, steering, sysctl)");
+    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp, napi, auto or none, got 'fast'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: lots\n") ==
           "bad.yaml:3:19: steering.rfs.flow_entries: expected an integer from 0 to 1073741824, got 'lots'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: -4\n").find("expected an integer from 0 to 1073741824, got '-4'") != std::string::npos);

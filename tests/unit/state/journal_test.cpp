@@ -38,7 +38,7 @@ TEST_CASE("the journal round-trips every byte of its values, and is JSON", "[jou
     const std::vector<std::string> values = {"00000000,00000003\n", "4096\t131072\t6291456\n", "a\"b\\c", std::string("x\x01y", 3),
                                              "\xc3\xa9t\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", ""};
     for (size_t i = 0; i < values.size(); ++i) {
-        j.originals.push_back({"k" + std::to_string(i), "sys/class/net/e" + std::to_string(i) + "/queues/rx-0/rps_cpus", ValueKind::kCpuMask, values[i]});
+        j.originals.push_back({"k" + std::to_string(i), "sys/class/net/e" + std::to_string(i) + "/queues/rx-0/rps_cpus", ValueKind::kCpuMask, values[i], {}});
         Setting s;
         s.id = "k" + std::to_string(i);
         s.path = j.originals.back().path;
@@ -89,12 +89,12 @@ TEST_CASE("a value that is not UTF-8 is refused and the journal on disk stays as
     JournalStore store(dir.path.string());
     Journal good;
     good.state = "applied";
-    good.originals.push_back({"k", "proc/sys/net/core/somaxconn", ValueKind::kInteger, "4096\n"});
+    good.originals.push_back({"k", "proc/sys/net/core/somaxconn", ValueKind::kInteger, "4096\n", {}});
     REQUIRE(store.save(good));
     for (const std::string& bad : {std::string("\xff"), std::string("\xc0\x80"), std::string("\xed\xa0\x80"), std::string("\xf4\x90\x80\x80"),
                                   std::string("\xe2\x82"), std::string("\x80")}) {
         Journal j = good;
-        j.originals.push_back({"x", "sys/x", ValueKind::kWord, bad});
+        j.originals.push_back({"x", "sys/x", ValueKind::kWord, bad, {}});
         auto r = store.save(j);
         REQUIRE_FALSE(r);
         CHECK(r.error().message().find("not valid UTF-8") != std::string::npos);

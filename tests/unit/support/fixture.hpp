@@ -113,6 +113,25 @@ public:
         return di;
     }
 
+    // What napi-get would answer, where the fixture says (else the kernel is one without it).
+    Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override {
+        for (const auto& l : doc_["links"]) {
+            if (l["ifindex"] != ifindex || !l.contains("napis")) continue;
+            std::vector<NapiInfo> out;
+            for (const auto& n : l["napis"]) {
+                NapiInfo i;
+                i.id = n["id"];
+                i.irq = n.value("irq", -1);
+                i.pid = n.value("pid", 0);
+                if (n.contains("defer_hard_irqs")) i.deferHardIrqs = n["defer_hard_irqs"].get<std::uint32_t>();
+                if (n.contains("gro_flush_timeout")) i.groFlushTimeout = n["gro_flush_timeout"].get<std::uint64_t>();
+                out.push_back(i);
+            }
+            return std::optional<std::vector<NapiInfo>>(std::move(out));
+        }
+        return std::optional<std::vector<NapiInfo>>();
+    }
+
 private:
     const nlohmann::json& find(const std::string& name) const {
         for (const auto& l : doc_["links"])

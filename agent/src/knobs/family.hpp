@@ -1,0 +1,126 @@
+// A knob family as one unit (like tuned's plugins): its identity scheme (id, path, labels), its
+// planning, its backend (read, write, read back, revert) and its status view. The registry
+// (knobs/registry.hpp) lists them; core code iterates it and never names a family.
+#pragma once
+
+#include <map>
+#include <ostream>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bpf/xdp_steering.hpp"
+#include "core/host_snapshot.hpp"
+#include "core/knob.hpp"
+#include "core/setting.hpp"
+#include "profile/profile.hpp"
+#include "state/journal.hpp"
+#include "sys/file_tree.hpp"
+#include "sys/napi_threads.hpp"
+
+namespace rxtune {
+
+struct PlanOptions;
+struct CpuTargets;
+
+// What every family's planning sees.
+struct PlanInput {
+    const Profile& profile;
+    const HostSnapshot& snap;
+    const PlanOptions& opts;
+    const std::vector<const Nic*>& nics;  // the chosen devices, by ifindex
+    const CpuSet& hostTargets;            // steering.cpus over the host (rps_default_mask)
+};
+
+// How one chosen device is steered, decided once by the planner for all families.
+struct DeviceSteering {
+    const Nic& nic;
+    SteeringMode mode = SteeringMode::kNone;  // kRps, kXdp, kNapi; kNone: not steered
+    CpuSet targets;
+    std::string notes;  // "; why this, and that" (exclusions, cgroup, auto): appended to each family's reason
+};
+
+// The OS objects knobs live in: files under the tree, XDP programs, NAPI kthreads. A null one
+// makes the families that need it refuse (the error names what is missing).
+struct KnobIo {
+    FileTree& fs;
+    XdpSteering* xdp = nullptr;
+    NapiThreads* napi = nullptr;
+};
+
+// What a family may read into the snapshot beyond what every plan reads.
+struct SnapshotIo {
+    const FileTree& fs;
+    NetlinkSource& nl;
+    const XdpSteering* xdp = nullptr;  // null: XDP steering is not available here
+};
+
+class KnobFamily {
+public:
+    virtual ~KnobFamily() = default;
+    virtual Family family() const = 0;
+    virtual std::string_view name() const = 0;  // "sysctl", "queue", ...: logs and docs
+
+    // Identity. id: what plans, logs and the journal show; path: FileTree-relative, unique per
+    // knob (a family whose knob is not a file makes one up under its device).
+    virtual std::string id(const KnobKey& k) const = 0;
+    virtual std::string path(const KnobKey& k) const = 0;
+    // The journal's edge: the key of a path this family built, nullopt when it is not one of its.
+    virtual std::optional<KnobKey> keyOf(std::string_view path) const = 0;
+    // The `setting` label of rxtune_drift_corrections_total (the interface label is k.device).
+    virtual std::string settingLabel(const KnobKey& k) const { return k.name; }
+
+    // Reading: what this family's planning needs of the chosen devices that the snapshot does not
+    // read for every plan (it is asked only when the profile uses the family).
+    virtual Result<void> readInto(const Profile&, const SnapshotIo&, HostSnapshot&) const { return {}; }
+
+    // Planning: host-wide knobs before the devices, each chosen device, then per-CPU knobs.
+    virtual Result<void> planHost(const PlanInput&, Plan&) const { return {}; }
+    virtual Result<void> planDevice(const PlanInput&, const DeviceSteering&, Plan&) const { return {}; }
+    virtual Result<void> planLate(const PlanInput&, Plan&) const { return {}; }
+
+    // Backend. The default is a file under the tree.
+    virtual bool fileBacked(const KnobKey&) const { return true; }
+    virtual Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const;
+    virtual Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const;
+    virtual bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const;
+    virtual bool writable(const KnobIo& io, const KnobKey& k, const std::string& path) const;
+    virtual std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const;  // errors
+    // Where the kernel's acceptance of a write is proof of what it holds (no read-back needed).
+    virtual bool writeIsExact(const KnobKey&, ValueKind, const std::string& /*value*/, const Plan* /*plan*/) const { return false; }
+
+    // detect: what this family knows of a device, as a key of its JSON object and as lines of
+    // the table (indented four spaces). Default: nothing.
+    virtual void detectJson(const Nic&, nlohmann::ordered_json& /*device*/) const {}
+    virtual void detectText(const Nic&, std::ostream&) const {}
+
+    // Originals a knob has without rxtune having written it: what the journal must say it was,
+    // for the plan's settings not journaled yet (`journaled`, by path). Default: none.
+    virtual std::vector<Original> inheritedOriginals(const Plan&, const Journal& /*before*/,
+                                                     const std::set<std::string>& /*journaled*/) const {
+        return {};
+    }
+
+    // Status: how a setting of the applied profile shows a device's steering ("rps", "xdp",
+    // "napi") and to which CPUs; nullopt: it does not say.
+    struct SteeringView {
+        std::string mode;
+        CpuSet cpus;
+    };
+    virtual std::optional<SteeringView> steeringOf(const Setting&) const { return std::nullopt; }
+};
+
+inline constexpr std::string_view kDefaultMaskSysctl = "net.core.rps_default_mask";
+const SysctlValue* findSysctl(const Topology& host, const std::string& key);
+// steering.rfs.flow_entries as the kernel sizes the table: rounded up to a power of two.
+std::uint32_t flowTableSize(std::uint32_t entries);
+
+// A setting of family f built from its key (id and path from the family).
+Setting makeSetting(const KnobFamily& f, KnobKey key, ValueKind kind, std::string current, std::string desired, std::string why,
+                    std::string raw = {});
+
+}  // namespace rxtune

@@ -1,0 +1,68 @@
+// cpufreq governor: the first of the profile's list that the host offers, on every CPU.
+#include <algorithm>
+
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "knobs/path_key.hpp"
+#include "knobs/registry.hpp"
+
+namespace rxtune {
+
+namespace {
+
+constexpr std::string_view kPrefix = "sys/devices/system/cpu/cpu";
+constexpr std::string_view kFile = "/cpufreq/scaling_governor";
+
+class GovernorFamily final : public KnobFamily {
+public:
+    Family family() const override { return Family::kGovernor; }
+    std::string_view name() const override { return "governor"; }
+    std::string id(const KnobKey& k) const override { return "cpu" + std::to_string(k.cpu) + " governor"; }
+    std::string path(const KnobKey& k) const override { return paths::cpuDir(static_cast<unsigned>(k.cpu)) + std::string(kFile); }
+    std::optional<KnobKey> keyOf(std::string_view p) const override {
+        auto rest = pathkey::after(p, kPrefix);
+        if (!rest || !rest->ends_with(kFile)) return std::nullopt;
+        auto cpu = pathkey::number(rest->substr(0, rest->size() - kFile.size()));
+        if (!cpu) return std::nullopt;
+        KnobKey k{Family::kGovernor, "", "governor"};
+        k.cpu = *cpu;
+        return k;
+    }
+
+    Result<void> planLate(const PlanInput& in, Plan& p) const override {
+        const Profile& profile = in.profile;
+        const Topology& host = in.snap.host;
+        if (profile.governors.empty()) return {};
+        if (!host.cpufreq) {
+            p.skipped.push_back({"cpu governor", "cpufreq is absent on this host: nothing to set"});
+            return {};
+        }
+        std::string chosen;
+        for (const auto& g : profile.governors)
+            if (std::find(host.availableGovernors.begin(), host.availableGovernors.end(), g) != host.availableGovernors.end()) {
+                chosen = g;
+                break;
+            }
+        if (chosen.empty()) {
+            std::string offered;
+            for (const auto& a : host.availableGovernors) offered += a + " ";
+            p.skipped.push_back({"cpu governor", "none of the profile's governors is available (available: " + joinFields(offered) + ")"});
+            return {};
+        }
+        for (const auto& [cpu, gov] : host.governors) {
+            KnobKey k{Family::kGovernor, "", "governor"};
+            k.cpu = static_cast<int>(cpu);
+            p.settings.push_back(makeSetting(*this, k, ValueKind::kWord, gov, chosen, "profile " + profile.governorsWhere.str()));
+        }
+        return {};
+    }
+};
+
+}  // namespace
+
+const KnobFamily& governorFamily() {
+    static const GovernorFamily f;
+    return f;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,84 @@
+// NAPI deferral (nic.gro_flush_timeout, nic.napi_defer_hard_irqs): how long the poll may hold
+// GRO packets and how many empty polls keep the device's IRQ masked (Documentation/networking/
+// napi.rst). Written through sysfs, which sets the device's value and every NAPI instance's,
+// including those the driver creates later; napi-get's per-NAPI values are shown by detect.
+#include "core/paths.hpp"
+#include "inventory/snapshot.hpp"
+#include "core/text.hpp"
+#include "knobs/path_key.hpp"
+#include "knobs/registry.hpp"
+
+namespace rxtune {
+
+namespace {
+
+constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kGro = "gro_flush_timeout";
+constexpr std::string_view kDefer = "napi_defer_hard_irqs";
+
+class NapiDeferFamily final : public KnobFamily {
+public:
+    Family family() const override { return Family::kNapiDefer; }
+    std::string_view name() const override { return "napi_defer"; }
+    std::string id(const KnobKey& k) const override { return k.device + " " + k.name; }
+    std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
+    std::optional<KnobKey> keyOf(std::string_view p) const override {
+        auto rest = pathkey::after(p, kNet);
+        if (!rest) return std::nullopt;
+        auto dev = pathkey::head(*rest);
+        if (!dev || (dev->second != kGro && dev->second != kDefer)) return std::nullopt;
+        return KnobKey{Family::kNapiDefer, dev->first, std::string(dev->second)};
+    }
+
+    Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
+        if (!profile.nic.groFlushTimeout && !profile.nic.napiDeferHardIrqs) return {};
+        for (auto& n : snap.nics)
+            if (!n.napi.read)
+                if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+        return {};
+    }
+
+    void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
+        if (!n.napi.read) return;
+        auto num = [](const std::optional<std::string>& v) {
+            std::uint64_t x = 0;
+            return v && parseUnsigned(trimmed(*v), x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+        };
+        j["napi_defer"] = {{"gro_flush_timeout", num(n.napi.groFlushTimeout)}, {"napi_defer_hard_irqs", num(n.napi.deferHardIrqs)},
+                           {"written_through", "sysfs"}};
+    }
+    void detectText(const Nic& n, std::ostream& out) const override {
+        if (!n.napi.read) return;
+        out << "    gro_flush_timeout " << (n.napi.groFlushTimeout ? trimmed(*n.napi.groFlushTimeout) + " ns" : std::string("(absent)"))
+            << ", napi_defer_hard_irqs " << (n.napi.deferHardIrqs ? trimmed(*n.napi.deferHardIrqs) : std::string("(absent)")) << "\n";
+    }
+
+    Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
+        const NicIntent& want = in.profile.nic;
+        const Nic& nic = d.nic;
+        auto one = [&](std::string_view name, const std::optional<std::uint64_t>& value, const std::optional<std::string>& cur) {
+            if (!value) return;
+            const KnobKey k{Family::kNapiDefer, nic.name, std::string(name)};
+            if (!cur) {
+                p.skipped.push_back({id(k), "the kernel shows no " + std::string(name) + " for " + nic.name});
+                return;
+            }
+            p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, trimmed(*cur), std::to_string(*value),
+                                             "profile " + want.where.str() + " (nic." + std::string(name) +
+                                                 "), through sysfs: every NAPI instance of the device",
+                                             *cur));
+        };
+        one(kGro, want.groFlushTimeout, nic.napi.groFlushTimeout);
+        one(kDefer, want.napiDeferHardIrqs, nic.napi.deferHardIrqs);
+        return {};
+    }
+};
+
+}  // namespace
+
+const KnobFamily& napiDeferFamily() {
+    static const NapiDeferFamily f;
+    return f;
+}
+
+}  // namespace rxtune

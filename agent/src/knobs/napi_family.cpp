@@ -1,0 +1,177 @@
+// Threaded NAPI (steering.mode: napi): the device's poll runs in kthreads (sysfs `threaded`,
+// Linux 5.12+), which are pinned to the steering targets with sched_setaffinity. The kthreads
+// are found by netdev napi-get (their pid) or by name in /proc (sys/napi_threads).
+#include <algorithm>
+
+#include "core/paths.hpp"
+#include "inventory/snapshot.hpp"
+#include "core/text.hpp"
+#include "knobs/path_key.hpp"
+#include "knobs/registry.hpp"
+
+namespace rxtune {
+
+namespace {
+
+constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kThreaded = "threaded";
+constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
+
+KnobKey napiKey(const std::string& dev, std::string_view name) { return {Family::kNapi, dev, std::string(name)}; }
+
+}  // namespace
+
+// The CPUs of a device's NAPI kthreads as one value: the mask they share, or each one's mask in
+// NAPI id order where they differ; "" when there is none (threaded off, or no NAPI).
+std::string kthreadsValue(const std::vector<NapiInfo>& napis) {
+    std::vector<std::string> masks;
+    for (const auto& n : napis)
+        if (n.pid > 0 && n.affinity) masks.push_back(n.affinity->toMask());
+    if (masks.empty()) return "";
+    bool same = true;
+    for (const auto& m : masks) same = same && m == masks.front();
+    if (same) return masks.front();
+    std::string out;
+    for (const auto& m : masks) out += (out.empty() ? "" : " ") + m;
+    return out;
+}
+
+namespace {
+
+class NapiFamily final : public KnobFamily {
+public:
+    Family family() const override { return Family::kNapi; }
+    std::string_view name() const override { return "napi"; }
+    std::string id(const KnobKey& k) const override {
+        return k.device + (k.name == kThreaded ? " threaded" : " napi kthreads");
+    }
+    std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
+    std::string settingLabel(const KnobKey& k) const override { return k.name == kThreaded ? "threaded" : "napi_kthreads"; }
+    std::optional<KnobKey> keyOf(std::string_view p) const override {
+        auto rest = pathkey::after(p, kNet);
+        if (!rest) return std::nullopt;
+        auto dev = pathkey::head(*rest);
+        if (!dev || (dev->second != kThreaded && dev->second != kKthreads)) return std::nullopt;
+        return napiKey(dev->first, dev->second);
+    }
+
+    Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
+        const auto& c = profile.steering.autoThresholds.candidates;
+        const bool autoNapi = profile.steering.mode == SteeringMode::kAuto && std::find(c.begin(), c.end(), SteeringMode::kNapi) != c.end();
+        if (profile.steering.mode != SteeringMode::kNapi && !autoNapi) return {};
+        for (auto& n : snap.nics)
+            if (!n.napi.read)
+                if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+        return {};
+    }
+
+    Result<void> planDevice(const PlanInput&, const DeviceSteering& d, Plan& p) const override {
+        if (d.mode != SteeringMode::kNapi) return {};
+        const Nic& nic = d.nic;
+        if (!nic.napi.threaded) {
+            p.skipped.push_back({nic.name + " steering", "mode napi: the kernel shows no " + nic.name +
+                                                             "/threaded (threaded NAPI needs Linux 5.12+)"});
+            return {};
+        }
+        if (nic.napi.source == "netdev-genl" && nic.napi.instances.empty()) {
+            p.skipped.push_back({nic.name + " steering", "mode napi: " + nic.name + " has no NAPI instance now (veth has one only "
+                                                             "with GRO or XDP on: ethtool -K " + nic.name + " gro on)"});
+            return {};
+        }
+        const std::string why = "threaded NAPI: the poll runs in its kthread(s), pinned to CPUs " + d.targets.toList() + d.notes;
+        p.settings.push_back(makeSetting(*this, napiKey(nic.name, kThreaded), ValueKind::kInteger, trimmed(*nic.napi.threaded), "1", why,
+                                         *nic.napi.threaded));
+        p.settings.push_back(makeSetting(*this, napiKey(nic.name, kKthreads), ValueKind::kCpuMask, kthreadsValue(nic.napi.instances),
+                                         d.targets.toMask(), why));
+        return {};
+    }
+
+    void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
+        if (!n.napi.read) return;
+        nlohmann::ordered_json o;
+        o["threaded"] = n.napi.threaded ? nlohmann::ordered_json(trimmed(*n.napi.threaded)) : nlohmann::ordered_json(nullptr);
+        o["source"] = n.napi.source;
+        auto list = nlohmann::ordered_json::array();
+        for (const auto& i : n.napi.instances) {
+            nlohmann::ordered_json e = {{"id", i.id}};
+            e["irq"] = i.irq >= 0 ? nlohmann::ordered_json(i.irq) : nlohmann::ordered_json(nullptr);
+            e["pid"] = i.pid > 0 ? nlohmann::ordered_json(i.pid) : nlohmann::ordered_json(nullptr);
+            e["cpus"] = i.affinity ? nlohmann::ordered_json(i.affinity->toList()) : nlohmann::ordered_json(nullptr);
+            e["defer_hard_irqs"] = i.deferHardIrqs ? nlohmann::ordered_json(*i.deferHardIrqs) : nlohmann::ordered_json(nullptr);
+            e["gro_flush_timeout"] = i.groFlushTimeout ? nlohmann::ordered_json(*i.groFlushTimeout) : nlohmann::ordered_json(nullptr);
+            list.push_back(std::move(e));
+        }
+        o["instances"] = std::move(list);
+        j["napi"] = std::move(o);
+    }
+    void detectText(const Nic& n, std::ostream& out) const override {
+        if (!n.napi.read) return;
+        out << "    napi threaded " << (n.napi.threaded ? trimmed(*n.napi.threaded) : std::string("(absent)")) << ", "
+            << n.napi.instances.size() << " instance(s)" << (n.napi.source.empty() ? "" : " (" + n.napi.source + ")") << "\n";
+        for (const auto& i : n.napi.instances) {
+            out << "      napi " << i.id;
+            if (i.irq >= 0) out << " irq " << i.irq;
+            if (i.pid > 0) out << " kthread " << i.pid << " on CPUs " << (i.affinity ? i.affinity->toList() : std::string("?"));
+            if (i.deferHardIrqs) out << " defer_hard_irqs " << *i.deferHardIrqs;
+            if (i.groFlushTimeout) out << " gro_flush_timeout " << *i.groFlushTimeout;
+            out << "\n";
+        }
+    }
+
+    bool fileBacked(const KnobKey& k) const override { return k.name == kThreaded; }
+    Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        if (k.name == kThreaded) return io.fs.read(path);
+        if (!io.napi) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
+        auto threads = io.napi->of(k.device);
+        if (!threads) return failWith(threads.error());
+        return kthreadsValue(*threads);
+    }
+    Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
+        if (k.name == kThreaded) return io.fs.write(path, value);
+        // "": there were none; they go away with `threaded` (written back before or after this).
+        if (trimmed(value).empty()) return {};
+        if (!io.napi) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
+        std::vector<CpuSet> masks;
+        for (const auto& f : splitFields(value)) {
+            auto m = CpuSet::parseMask(f);
+            if (!m) return failWith(m.error().withContext(id(k)));
+            masks.push_back(*m);
+        }
+        auto threads = io.napi->of(k.device);
+        if (!threads) return failWith(threads.error());
+        if (threads->empty()) return fail(ENOENT, "napi", where(io, k, path), "no NAPI kthread (threaded is off, or the device has no NAPI)");
+        for (size_t i = 0; i < threads->size(); ++i)
+            if (auto r = io.napi->setAffinity((*threads)[i].pid, masks[std::min(i, masks.size() - 1)]); !r)
+                return failWith(r.error().withContext(id(k)));
+        return {};
+    }
+    bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        return k.name == kThreaded ? io.fs.exists(path) : io.fs.exists(paths::netDev(k.device));
+    }
+    bool writable(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        return k.name == kThreaded ? io.fs.writable(path) : true;
+    }
+    std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        return k.name == kThreaded ? io.fs.full(path) : "NAPI kthreads of " + k.device;
+    }
+    // Putting back "no kthreads" is done by `threaded`: there is nothing to read back.
+    bool writeIsExact(const KnobKey& k, ValueKind, const std::string& value, const Plan*) const override {
+        return k.name == kKthreads && trimmed(value).empty();
+    }
+
+    std::optional<SteeringView> steeringOf(const Setting& s) const override {
+        if (s.key.name != kKthreads) return std::nullopt;
+        auto m = CpuSet::parseMask(s.desired);
+        if (!m || m->empty()) return std::nullopt;
+        return SteeringView{"napi", *m};
+    }
+};
+
+}  // namespace
+
+const KnobFamily& napiFamily() {
+    static const NapiFamily f;
+    return f;
+}
+
+}  // namespace rxtune

@@ -1,0 +1,37 @@
+#include "knobs/registry.hpp"
+
+namespace rxtune {
+
+const std::vector<const KnobFamily*>& knobFamilies() {
+    static const std::vector<const KnobFamily*> table = {
+        &sysctlFamily(),
+        &defaultMaskFamily(),
+        &xdpFamily(),
+        &queueFamily(),
+        &napiFamily(),
+        &napiDeferFamily(),
+        &governorFamily(),
+    };
+    return table;
+}
+
+const KnobFamily& familyOf(Family f) {
+    for (const KnobFamily* k : knobFamilies())
+        if (k->family() == f) return *k;
+    return fileFamily();
+}
+
+KnobKey keyOfPath(std::string_view path) {
+    for (const KnobFamily* k : knobFamilies())
+        if (auto key = k->keyOf(path)) return *key;
+    KnobKey plain;
+    plain.name = std::string(path);
+    return plain;
+}
+
+void recoverKeys(Journal& j) {
+    for (auto& o : j.originals) o.key = keyOfPath(o.path);
+    for (auto& s : j.applied) s.key = keyOfPath(s.path);
+}
+
+}  // namespace rxtune

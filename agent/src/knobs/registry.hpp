@@ -1,0 +1,32 @@
+// The table of knob families: the one place that lists them (a new family is one line here).
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "knobs/family.hpp"
+
+namespace rxtune {
+
+// In planning order: host-wide families first, then those of a device, then per-CPU ones.
+const std::vector<const KnobFamily*>& knobFamilies();
+const KnobFamily& familyOf(Family f);
+inline const KnobFamily& familyOf(const KnobKey& k) { return familyOf(k.family); }
+// The journal's edge: the key of a path one of the families built; a plain file (Family::kFile)
+// when none claims it.
+KnobKey keyOfPath(std::string_view path);
+
+// A loaded journal's keys, from its paths (the journal stores ids and paths only, as ever).
+void recoverKeys(Journal& j);
+
+// The families, one function each (knobs/<family>.cpp).
+const KnobFamily& fileFamily();
+const KnobFamily& sysctlFamily();
+const KnobFamily& defaultMaskFamily();
+const KnobFamily& xdpFamily();
+const KnobFamily& queueFamily();
+const KnobFamily& napiFamily();
+const KnobFamily& napiDeferFamily();
+const KnobFamily& governorFamily();
+
+}  // namespace rxtune

@@ -1,0 +1,110 @@
+#include "sys/napi_threads.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <tuple>
+
+#include "core/text.hpp"
+
+namespace rxtune {
+
+namespace {
+
+// "Name:\tvalue" lines of /proc/<pid>/status.
+std::string statusField(const std::string& text, std::string_view key) {
+    for (const auto& line : splitOn(text, '\n')) {
+        if (!line.starts_with(key) || line.size() <= key.size() || line[key.size()] != ':') continue;
+        return trimmed(line.substr(key.size() + 1));
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid) {
+    auto text = fs.read("proc/" + std::to_string(pid) + "/status");
+    if (!text) return failWith(text.error());
+    const std::string mask = statusField(*text, "Cpus_allowed");
+    auto set = CpuSet::parseMask(mask);
+    if (!set) return fail(EINVAL, "parse", fs.full("proc/" + std::to_string(pid) + "/status"), "no Cpus_allowed mask");
+    return *set;
+}
+
+Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::string& ifname) {
+    std::vector<NapiInfo> out;
+    auto pids = fs.list("proc");
+    if (!pids) return failWith(pids.error());
+    const std::string want = "napi/" + ifname + "-";
+    for (const auto& name : *pids) {
+        std::uint64_t pid = 0;
+        if (!parseUnsigned(name, pid) || pid == 0 || pid > 0x3fffffff) continue;
+        auto comm = fs.read("proc/" + name + "/comm");
+        if (!comm) continue;  // gone since the listing
+        const std::string c = trimmed(*comm);
+        std::uint64_t id = 0;  // 0: cut off
+        const bool cut = c.size() == 15;
+        if (c.size() > want.size() && c.starts_with(want)) {
+            if (!parseUnsigned(c.substr(want.size()), id)) {
+                if (!cut) continue;
+                id = 0;
+            }
+        } else if (!(cut && want.starts_with(c))) {
+            continue;
+        }
+        // Kernel threads are kthreadd's children.
+        auto status = fs.read("proc/" + name + "/status");
+        if (!status || statusField(*status, "PPid") != "2") continue;
+        NapiInfo n;
+        n.id = static_cast<unsigned>(id);
+        n.pid = static_cast<int>(pid);
+        out.push_back(n);
+    }
+    std::sort(out.begin(), out.end(), [](const NapiInfo& a, const NapiInfo& b) { return std::tie(a.id, a.pid) < std::tie(b.id, b.pid); });
+    return out;
+}
+
+Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& nl, const std::string& ifname, int ifindex,
+                                            std::string* source) {
+    std::vector<NapiInfo> out;
+    auto viaNl = nl.napis(ifindex);
+    if (!viaNl) return failWith(viaNl.error().withContext("interface " + ifname));
+    if (*viaNl) {
+        out = std::move(**viaNl);
+        if (source) *source = "netdev-genl";
+    } else {
+        auto scanned = scanNapiThreads(fs, ifname);
+        if (!scanned) return failWith(scanned.error());
+        out = std::move(*scanned);
+        if (source) *source = "proc";
+    }
+    for (auto& n : out) {
+        if (n.pid <= 0) continue;
+        // A kthread that stopped since (threaded turned off) has no affinity to show.
+        if (auto a = readTaskAffinity(fs, n.pid)) n.affinity = *a;
+    }
+    return out;
+}
+
+Result<std::vector<NapiInfo>> SystemNapiThreads::of(const std::string& ifname) {
+    auto idx = fs_.read("sys/class/net/" + ifname + "/ifindex");
+    if (!idx) return failWith(idx.error());
+    std::uint64_t ifindex = 0;
+    if (!parseUnsigned(trimmed(*idx), ifindex)) return fail(EINVAL, "parse", fs_.full("sys/class/net/" + ifname + "/ifindex"));
+    auto all = napiInstances(fs_, nl_, ifname, static_cast<int>(ifindex));
+    if (!all) return failWith(all.error());
+    std::erase_if(*all, [](const NapiInfo& n) { return n.pid <= 0 || !n.affinity; });
+    return all;
+}
+
+Result<void> SystemNapiThreads::setAffinity(int pid, const CpuSet& cpus) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    for (unsigned c : cpus.cpus())
+        if (c < CPU_SETSIZE) CPU_SET(c, &set);
+    if (::sched_setaffinity(pid, sizeof set, &set) != 0)
+        return fail(errno, "sched_setaffinity", "pid " + std::to_string(pid), "CPUs " + cpus.toList());
+    return {};
+}
+
+}  // namespace rxtune

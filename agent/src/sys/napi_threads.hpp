@@ -1,0 +1,45 @@
+// NAPI kthreads (threaded NAPI): which serve a device, and the CPUs each may run on.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/cpuset.hpp"
+#include "core/nic.hpp"
+#include "core/result.hpp"
+#include "sys/file_tree.hpp"
+#include "sys/netlink.hpp"
+
+namespace rxtune {
+
+class NapiThreads {
+public:
+    virtual ~NapiThreads() = default;
+    // The device's NAPI instances that have a kthread now, by NAPI id; none when threaded is off.
+    virtual Result<std::vector<NapiInfo>> of(const std::string& ifname) = 0;
+    virtual Result<void> setAffinity(int pid, const CpuSet& cpus) = 0;
+};
+
+// Kthreads named napi/<dev>-<id> in /proc (the fallback where napi-get is absent). The kernel
+// cuts a task's name at 15 bytes: a cut name counts when it is a prefix of napi/<dev>-.
+Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::string& ifname);
+// Cpus_allowed of /proc/<pid>/status.
+Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid);
+// napi-get where the kernel has it, else the /proc scan; each kthread's affinity filled in.
+// source: "netdev-genl" or "proc".
+Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& nl, const std::string& ifname, int ifindex,
+                                            std::string* source = nullptr);
+
+// The real thing: napiInstances, and sched_setaffinity(2).
+class SystemNapiThreads final : public NapiThreads {
+public:
+    SystemNapiThreads(const FileTree& fs, NetlinkSource& nl) : fs_(fs), nl_(nl) {}
+    Result<std::vector<NapiInfo>> of(const std::string& ifname) override;
+    Result<void> setAffinity(int pid, const CpuSet& cpus) override;
+
+private:
+    const FileTree& fs_;
+    NetlinkSource& nl_;
+};
+
+}  // namespace rxtune

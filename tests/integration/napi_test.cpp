@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using nlohmann::json;
+using namespace rxtune::itest;
+
+namespace {
+
+struct Scratch {
+    TempDir tmp;
+    const std::filesystem::path& dir = tmp.path;
+    std::string profile(const std::string& yaml) const {
+        auto p = dir / "napi.yaml";
+        std::ofstream(p) << yaml;
+        return p.string();
+    }
+    std::vector<std::string> args(std::vector<std::string> a) const {
+        a.insert(a.begin(), rxtuneBin());
+        for (const char* d : {"state", "run"}) {
+            a.push_back(std::string("--") + d + "-dir");
+            a.push_back((dir / d).string());
+        }
+        return a;
+    }
+};
+
+// NAPI kthreads are the host's tasks: found by name, as the kernel gives it, napi/<dev>-<id>.
+std::vector<int> kthreadsOf(const std::string& dev) {
+    std::vector<int> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "comm");
+        std::string comm;
+        if (std::getline(in, comm) && comm.rfind("napi/" + dev + "-", 0) == 0) out.push_back(std::stoi(name));
+    }
+    return out;
+}
+
+std::string cpusOf(int pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("Cpus_allowed_list:", 0) == 0) return line.substr(line.find_first_not_of(" \t", 18));
+    return "";
+}
+
+std::string trim(std::string s) {
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    return s;
+}
+
+// A veth pair in its own namespace; the receiving end has NAPI only with GRO on.
+struct NapiVeth {
+    NetNs ns;
+    std::string dev;
+    NapiVeth(const std::string& name, bool gro) : dev(name) {
+        ns.ip({"link", "add", dev, "type", "veth", "peer", "name", dev + "p"});
+        ns.ip({"link", "set", dev, "up"});
+        ns.ip({"link", "set", dev + "p", "up"});
+        if (gro) ns.exec({"ethtool", "-K", dev, "gro", "on"});
+    }
+};
+
+const char* kProfile =
+    "match:\n  interfaces: ['nv*']\n  virtual: include\n"
+    "steering:\n  mode: napi\n  cpus: '1'\n  xps: false\n"
+    "nic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n";
+
+}  // namespace
+
+TEST_CASE("mode napi on a real veth: threaded on, kthread pinned, deferral set; verify, drift, revert", "[integration][napi]") {
+    REQUIRE(sysconf(_SC_NPROCESSORS_ONLN) >= 2);  // the kthread is pinned to CPU 1
+    NapiVeth v("nv0", true);
+    Scratch s;
+    const std::string prof = s.profile(kProfile);
+
+    // detect reads the NAPI instance through netdev napi-get.
+    Run det = v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv0"});
+    REQUIRE(det.status == 0);
+    auto d = json::parse(det.out)["interfaces"][0];
+    CHECK(d["napi"]["source"] == "netdev-genl");
+    REQUIRE(d["napi"]["instances"].size() == 1);
+    CHECK(d["napi"]["threaded"] == "0");
+    CHECK(d["napi_defer"]["gro_flush_timeout"] == 0);
+
+    Run plan = v.ns.exec(s.args({"plan", "--profile", prof}));
+    INFO(plan.out << plan.err);
+    CHECK(plan.status == 2);
+    CHECK(plan.out.find("nv0 threaded") != std::string::npos);
+
+    Run apply = v.ns.exec(s.args({"apply", "--profile", prof}));
+    INFO(apply.out << apply.err);
+    REQUIRE(apply.status == 0);
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/threaded")) == "1");
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/gro_flush_timeout")) == "20000");
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/napi_defer_hard_irqs")) == "10");
+    auto threads = kthreadsOf("nv0");
+    REQUIRE(threads.size() == 1);
+    CHECK(cpusOf(threads[0]) == "1");
+    // napi-get shows the same kthread, and each NAPI holds the deferral written through sysfs.
+    d = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv0"}).out)["interfaces"][0];
+    CHECK(d["napi"]["instances"][0]["pid"] == threads[0]);
+    CHECK(d["napi"]["instances"][0]["cpus"] == "1");
+    CHECK(d["napi"]["instances"][0]["gro_flush_timeout"] == 20000);
+    CHECK(d["napi"]["instances"][0]["defer_hard_irqs"] == 10);
+
+    CHECK(v.ns.exec(s.args({"apply", "--profile", prof})).out.find("nothing to do") != std::string::npos);
+    CHECK(v.ns.exec(s.args({"verify"})).status == 0);
+    // Pinned elsewhere by someone else: drift, named as the kthreads.
+    mustRun({"taskset", "-pc", "0", std::to_string(threads[0])});
+    Run drift = v.ns.exec(s.args({"verify"}));
+    CHECK(drift.status == 3);
+    CHECK(drift.out.find("nv0 napi kthreads") != std::string::npos);
+    CHECK(drift.out.find("NAPI kthreads of nv0") != std::string::npos);
+    // status shows the device steered by napi.
+    Run st = v.ns.exec(s.args({"status"}));
+    CHECK(st.out.find("napi") != std::string::npos);
+
+    Run revert = v.ns.exec(s.args({"revert"}));
+    INFO(revert.out << revert.err);
+    REQUIRE(revert.status == 0);
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/threaded")) == "0");
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/gro_flush_timeout")) == "0");
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/napi_defer_hard_irqs")) == "0");
+    CHECK(kthreadsOf("nv0").empty());
+}
+
+TEST_CASE("mode napi where the kthreads ran already: their CPUs come back on revert, threaded stays", "[integration][napi]") {
+    REQUIRE(sysconf(_SC_NPROCESSORS_ONLN) >= 2);  // the kthread is pinned to CPU 1
+    NapiVeth v("nv1", true);
+    Scratch s;
+    v.ns.sysfsWrite("class/net/nv1/threaded", "1");
+    auto before = kthreadsOf("nv1");
+    REQUIRE(before.size() == 1);
+    const std::string cpusBefore = cpusOf(before[0]);
+    REQUIRE(v.ns.exec(s.args({"apply", "--profile", s.profile(kProfile)})).status == 0);
+    CHECK(cpusOf(before[0]) == "1");
+    REQUIRE(v.ns.exec(s.args({"revert"})).status == 0);
+    CHECK(trim(v.ns.sysfsRead("class/net/nv1/threaded")) == "1");
+    CHECK(cpusOf(before[0]) == cpusBefore);
+}
+
+TEST_CASE("mode napi on a veth without NAPI (GRO off): steering skipped with the way to get one, threaded left off", "[integration][napi]") {
+    NapiVeth v("nv2", false);
+    Scratch s;
+    Run apply = v.ns.exec(s.args({"apply", "--profile", s.profile(kProfile)}));
+    INFO(apply.out << apply.err);
+    REQUIRE(apply.status == 0);
+    CHECK(apply.out.find("has no NAPI instance now") != std::string::npos);
+    CHECK(apply.out.find("ethtool -K nv2 gro on") != std::string::npos);
+    CHECK(trim(v.ns.sysfsRead("class/net/nv2/threaded")) == "0");
+    CHECK(v.ns.exec(s.args({"revert"})).status == 0);
+}

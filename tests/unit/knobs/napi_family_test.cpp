@@ -1,0 +1,221 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "../support/fixture.hpp"
+#include "apply/apply.hpp"
+#include "core/text.hpp"
+#include "apply/prepare.hpp"
+#include "cli/status.hpp"
+#include "knobs/registry.hpp"
+#include "sys/napi_threads.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+// The kernel's side of threaded NAPI on a fixture tree: writing 1 to `threaded` starts one
+// kthread per RX queue (proc/<pid>/comm and status), 0 stops them; affinity lives in status.
+class FakeThreads final : public NapiThreads {
+public:
+    explicit FakeThreads(const test::TempTree& tree) : tree_(tree), fs_(tree.path().string()) {}
+    Result<std::vector<NapiInfo>> of(const std::string& ifname) override {
+        sync(ifname);
+        auto found = scanNapiThreads(fs_, ifname);
+        if (!found) return failWith(found.error());
+        for (auto& n : *found)
+            if (auto a = readTaskAffinity(fs_, n.pid)) n.affinity = *a;
+        return found;
+    }
+    Result<void> setAffinity(int pid, const CpuSet& cpus) override {
+        ++calls;
+        if (failWith_) return fail(EINVAL, "sched_setaffinity", "pid " + std::to_string(pid));
+        writeStatus(pid, "napi", cpus);
+        return {};
+    }
+    int calls = 0;
+    bool failWith_ = false;
+
+private:
+    void writeStatus(int pid, const std::string& name, const CpuSet& cpus) const {
+        tree_.put("proc/" + std::to_string(pid) + "/status",
+                  "Name:\t" + name + "\nPPid:\t2\nCpus_allowed:\t" + cpus.toMask() + "\n");
+    }
+    void sync(const std::string& ifname) const {
+        auto t = fs_.read("sys/class/net/" + ifname + "/threaded");
+        const bool on = t && trimmed(*t) == "1";
+        auto existing = scanNapiThreads(fs_, ifname);
+        if (on && existing && existing->empty()) {
+            tree_.put("proc/900/comm", "napi/" + ifname + "-8193\n");
+            writeStatus(900, "napi/" + ifname + "-8193", CpuSet::parseList("0-19").value());
+        }
+        if (!on && existing)
+            for (const auto& n : *existing) std::filesystem::remove_all(tree_.path() / "proc" / std::to_string(n.pid));
+    }
+    const test::TempTree& tree_;
+    FileTree fs_;
+};
+
+Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
+
+Plan planOn(const test::TempTree& tree, const Profile& p) {
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    return preparePlan(p, fs, nl, {}, false).value().plan;
+}
+
+std::vector<std::string> lines(const Plan& p) {
+    std::vector<std::string> out;
+    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
+    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("mode napi: threaded on, the kthreads pinned to the targets; napi-get or /proc finds them", "[knobs][napi]") {
+    SECTION("a NIC that napi-get shows one NAPI for, threaded off") {
+        test::TempTree tree{"story-20cpu-single-queue"};
+        auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  cpus: 0-3\n  xps: false\n"));
+        CHECK(lines(p) == std::vector<std::string>{"enp2s0 threaded 0 -> 1", "enp2s0 napi kthreads  -> f"});
+        CHECK(p.settings[1].path == "sys/class/net/enp2s0/napi-kthreads");
+        CHECK(p.settings[0].why.find("threaded NAPI: the poll runs in its kthread(s), pinned to CPUs 0-3") == 0);
+    }
+    SECTION("a veth whose kthreads run already, found by name in /proc (no napi-get)") {
+        test::TempTree tree{"isolated-cpus-netns"};
+        auto p = planOn(tree, profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: napi\n  cpus: 0-1\n  xps: false\n"));
+        CHECK(lines(p) == std::vector<std::string>{"veth0 threaded 1 -> 1", "veth0 napi kthreads ff -> 3"});
+        CHECK(p.pendingCount() == 1);
+    }
+    SECTION("no NAPI instance (a veth without GRO): skipped with the way to get one") {
+        test::TempTree tree{"story-20cpu-single-queue"};
+        auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
+        for (auto& l : doc["links"]) l["napis"] = nlohmann::json::array();
+        tree.put("netlink.json", doc.dump());
+        auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  xps: false\n"));
+        REQUIRE(p.skipped.size() == 1);
+        CHECK(p.skipped[0].reason.find("has no NAPI instance now") != std::string::npos);
+        CHECK(p.settings.empty());
+    }
+    SECTION("a kernel without threaded NAPI") {
+        test::TempTree tree{"vm-no-cpufreq"};
+        auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  xps: false\n"));
+        REQUIRE(p.skipped.size() == 1);
+        CHECK(p.skipped[0].reason.find("needs Linux 5.12+") != std::string::npos);
+    }
+}
+
+// The story's host as a kernel without napi-get shows it: its kthreads are found by name.
+static void withoutNapiGet(const test::TempTree& tree) {
+    auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
+    for (auto& l : doc["links"]) l.erase("napis");
+    tree.put("netlink.json", doc.dump());
+}
+
+TEST_CASE("mode napi applies, reads back, verifies, shows drift, and reverts to threaded off", "[knobs][napi][apply]") {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    withoutNapiGet(tree);
+    test::TempTree state{"vm-no-cpufreq"};
+    FileTree fs(tree.path().string());
+    FakeThreads threads(tree);
+    const Knobs knobs(fs, nullptr, &threads);
+    JournalStore store((state.path() / "state").string());
+    const auto profile = profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\nnic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n");
+    auto r = applyPlan(planOn(tree, profile), knobs, store, "t1");
+    REQUIRE(r);
+    CHECK(r->written.size() == 4);
+    CHECK(trimmed(fs.read("sys/class/net/enp2s0/threaded").value()) == "1");
+    CHECK(trimmed(fs.read("sys/class/net/enp2s0/gro_flush_timeout").value()) == "20000");
+    CHECK(readTaskAffinity(fs, 900).value().toList() == "2-3");
+    // Again: nothing to write.
+    auto again = applyPlan(planOn(tree, profile), knobs, store, "t2");
+    REQUIRE(again);
+    CHECK(again->written.empty());
+    auto j = store.load().value().value();
+    CHECK(verifyApplied(j, knobs).value().empty());
+    // Someone pins the kthread elsewhere: drift, named by its family's words.
+    REQUIRE(threads.setAffinity(900, CpuSet::of({0})));
+    auto drift = verifyApplied(j, knobs).value();
+    REQUIRE(drift.size() == 1);
+    CHECK(drift[0].id == "enp2s0 napi kthreads");
+    CHECK(drift[0].where == "NAPI kthreads of enp2s0");
+    // The kthread comes back after threaded was toggled: the next apply pins it again.
+    REQUIRE(fs.write("sys/class/net/enp2s0/threaded", "0"));
+    threads.of("enp2s0").value();
+    auto redo = applyPlan(planOn(tree, profile), knobs, store, "t3");
+    REQUIRE(redo);
+    CHECK(redo->written.size() == 2);
+    CHECK(readTaskAffinity(fs, 900).value().toList() == "2-3");
+    // The journal keeps the families' identity through the file.
+    j = store.load().value().value();
+    recoverKeys(j);
+    for (const auto& o : j.originals) CHECK(o.key.family == (o.id.find("threaded") != std::string::npos || o.id.find("kthreads") != std::string::npos
+                                                                ? Family::kNapi : Family::kNapiDefer));
+    auto back = revertAll(knobs, store);
+    REQUIRE(back);
+    CHECK(back->restored.size() == 4);
+    CHECK(trimmed(fs.read("sys/class/net/enp2s0/threaded").value()) == "0");
+    CHECK(trimmed(fs.read("sys/class/net/enp2s0/napi_defer_hard_irqs").value()) == "0");
+    CHECK(threads.of("enp2s0").value().empty());
+}
+
+TEST_CASE("a kthread the kernel will not move fails the apply, which undoes threaded", "[knobs][napi][apply]") {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    test::TempTree state{"vm-no-cpufreq"};
+    FileTree fs(tree.path().string());
+    FakeThreads threads(tree);
+    threads.failWith_ = true;
+    const Knobs knobs(fs, nullptr, &threads);
+    JournalStore store((state.path() / "state").string());
+    auto r = applyPlan(planOn(tree, profileOf("steering:\n  mode: napi\n")), knobs, store, "t1");
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message().find("enp2s0 napi kthreads") != std::string::npos);
+    CHECK(trimmed(fs.read("sys/class/net/enp2s0/threaded").value()) == "0");
+    CHECK_FALSE(store.load().value());
+}
+
+TEST_CASE("nic: deferral keys are planned per device, skipped where the kernel lacks them, and validated", "[knobs][napi]") {
+    test::TempTree story{"story-20cpu-single-queue"};
+    auto p = planOn(story, profileOf("steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n"));
+    CHECK(lines(p) == std::vector<std::string>{"enp2s0 gro_flush_timeout 0 -> 20000"});
+    test::TempTree vm{"vm-no-cpufreq"};
+    auto q = planOn(vm, profileOf("steering:\n  mode: none\nnic:\n  napi_defer_hard_irqs: 2\n"));
+    CHECK(lines(q) == std::vector<std::string>{"skip eth0 napi_defer_hard_irqs: the kernel shows no napi_defer_hard_irqs for eth0"});
+    auto err = [](const std::string& text) { return loadProfileText(text, "bad.yaml", {}).error().message(); };
+    CHECK(err("nic:\n  gro_flush_timeot: 1\n").find("bad.yaml:2:3: nic.gro_flush_timeot: unknown key") == 0);
+    CHECK(err("nic:\n  napi_defer_hard_irqs: -1\n").find("bad.yaml:2:25: nic.napi_defer_hard_irqs") == 0);
+    CHECK(err("nic:\n  napi_defer_hard_irqs: 2147483648\n").find("nic.napi_defer_hard_irqs") != std::string::npos);
+    CHECK(err("nic:\n  gro_flush_timeout: fast\n").find("bad.yaml:2:22: nic.gro_flush_timeout") == 0);
+    CHECK(err("steering:\n  auto:\n    candidates: [napi, napi]\n").find("'napi' is listed twice") != std::string::npos);
+    CHECK(profileOf("steering:\n  mode: auto\n  auto:\n    candidates: [napi, rps]\n").steering.autoThresholds.candidates ==
+          std::vector<SteeringMode>{SteeringMode::kNapi, SteeringMode::kRps});
+}
+
+TEST_CASE("status names a napi-steered device's mode and CPUs from its settings", "[knobs][napi]") {
+    auto s = makeSetting(napiFamily(), {Family::kNapi, "va", "napi-kthreads"}, ValueKind::kCpuMask, "", "6", "");
+    auto v = napiFamily().steeringOf(s);
+    REQUIRE(v);
+    CHECK(v->mode == "napi");
+    CHECK(v->cpus.toList() == "1-2");
+    CHECK_FALSE(napiFamily().steeringOf(makeSetting(napiFamily(), {Family::kNapi, "va", "threaded"}, ValueKind::kInteger, "0", "1", "")));
+}
+
+TEST_CASE("kthreads by name: cut names count only as a prefix of napi/<dev>-, and only kthreadd's children", "[knobs][napi]") {
+    test::TempTree tree{"vm-no-cpufreq"};
+    auto task = [&](int pid, const std::string& comm, int ppid) {
+        tree.put("proc/" + std::to_string(pid) + "/comm", comm + "\n");
+        tree.put("proc/" + std::to_string(pid) + "/status", "Name:\t" + comm + "\nPPid:\t" + std::to_string(ppid) + "\nCpus_allowed:\t3\n");
+    };
+    task(10, "napi/eth0-8193", 2);
+    task(11, "napi/eth0-8194", 1);       // not a kthread
+    task(12, "napi/eth00-8195", 2);      // another device
+    task(13, "napi/longname0-", 2);      // cut at 15 bytes: "napi/longname0-8196"
+    task(14, "napi/eth0-x", 2);
+    FileTree fs(tree.path().string());
+    auto eth0 = scanNapiThreads(fs, "eth0").value();
+    REQUIRE(eth0.size() == 1);
+    CHECK(eth0[0].pid == 10);
+    CHECK(eth0[0].id == 8193);
+    CHECK(scanNapiThreads(fs, "longname0").value().size() == 1);
+    CHECK(readTaskAffinity(fs, 10).value().toList() == "0-1");
+}
