@@ -239,7 +239,7 @@ void rollback(const std::vector<Setting>& pending, const Executed& ran, const st
 }  // namespace applysteps
 
 Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now,
-                              const std::set<std::string>* devices) {
+                              const std::set<std::string>* devices, const Clock* clock) {
     using namespace applysteps;
     ApplyReport report;
     auto loaded = store.load();
@@ -262,7 +262,8 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         if (!r) return failWith(r.error().withContext(s.id));
         raw[s.path] = *r;
     }
-    const auto fresh = static_cast<std::uint64_t>(std::chrono::system_clock::now().time_since_epoch().count());
+    const SystemClock system;
+    const std::uint64_t fresh = (clock ? *clock : static_cast<const Clock&>(system)).wallNanoseconds();
     Step st = nextJournal(before, fresh, plan, dropped, raw, devices, static_cast<long>(::getpid()));
     Journal& j = st.journal;
     auto saveDurable = [&](const char* state) -> Result<void> {

@@ -11,6 +11,7 @@
 #include "core/setting.hpp"
 #include "knobs/family.hpp"
 #include "state/journal.hpp"
+#include "sys/clock.hpp"
 #include "sys/file_tree.hpp"
 #include "sys/napi_threads.hpp"
 
@@ -47,8 +48,9 @@ struct ApplyReport {
 // devices: an event's apply (the plan covers these devices and the host-wide settings): only the
 // journaled knobs of these devices may be put back or forgotten, and verify's list keeps the
 // other devices' entries. Null: the plan is the whole host's.
+// clock: what a fresh journal's generations start from (null: the system's).
 Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& knobs, const JournalStore& store, const std::string& now,
-                              const std::set<std::string>* devices = nullptr);
+                              const std::set<std::string>* devices = nullptr, const Clock* clock = nullptr);
 
 // The steps applyPlan is made of, each testable alone.
 namespace applysteps {

@@ -72,9 +72,10 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
 }
 
 Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>* softnet,
-                            const std::optional<StackCounters>* stack) {
+                            const std::optional<StackCounters>* stack, const Clock* clock) {
     AutoRaw raw;
-    raw.at = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    const SystemClock system;
+    raw.at = (clock ? *clock : static_cast<const Clock&>(system)).monotonicSeconds();
     auto cpus = readProcStat(fs);
     if (!cpus) return failWith(cpus.error());
     raw.cpu = std::move(*cpus);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "inventory/snapshot.hpp"
+#include "sys/clock.hpp"
 #include "bpf/xdp_steering.hpp"
 #include "inventory/softnet.hpp"
 #include "planner/auto_steer.hpp"
@@ -47,7 +48,7 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
 // already (else read here). The daemon adds BPF NET_RX time where it has it.
 Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap,
                             const std::map<unsigned, SoftnetRow>* softnet = nullptr,
-                            const std::optional<StackCounters>* stack = nullptr);
+                            const std::optional<StackCounters>* stack = nullptr, const Clock* clock = nullptr);
 
 // This network namespace's stack counters (StackCounters); nullopt where procfs has no snmp.
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs);

@@ -25,7 +25,10 @@ std::vector<std::int64_t> numbersOf(const std::string& v) {
 
 std::string joinNumbers(const std::vector<std::int64_t>& v) {
     std::string out;
-    for (auto n : v) out += (out.empty() ? "" : " ") + std::to_string(n);
+    for (auto n : v) {
+        if (!out.empty()) out += ' ';
+        out += std::to_string(n);
+    }
     return out;
 }
 

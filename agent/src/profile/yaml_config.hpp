@@ -8,7 +8,6 @@
 #include <cmath>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string>
@@ -21,6 +20,7 @@
 
 #include "core/paths.hpp"
 #include "core/result.hpp"
+#include "sys/files.hpp"
 
 namespace rxtune::yamlcfg {
 
@@ -213,15 +213,7 @@ inline std::string absolutePath(const YAML::Node& n, const std::string& key) {
 
 // A configuration file's text, read up to one byte past kMaxDocumentBytes (so that loadDocument
 // refuses it) however large the file, pipe or device behind the path is.
-inline Result<std::string> readDocumentFile(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return fail(errno ? errno : ENOENT, "read", path);
-    std::string text(kMaxDocumentBytes + 1, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    if (in.bad()) return fail(errno ? errno : EIO, "read", path);
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    return text;
-}
+inline Result<std::string> readDocumentFile(const std::string& path) { return readFileBounded(path, kMaxDocumentBytes); }
 
 inline std::string where(const std::string& file, const YAML::Mark& m) {
     // An empty document has no position; name the file alone.

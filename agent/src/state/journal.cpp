@@ -1,35 +1,19 @@
 #include "state/journal.hpp"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <limits>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
 #include "sys/atomic_file.hpp"
+#include "sys/files.hpp"
 
 namespace rxtune {
 
 using json = nlohmann::json;
 
-namespace {
-
-Result<void> mkdirs(const std::string& dir) {
-    std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return fail(ec.value(), "mkdir", dir);
-    return {};
-}
-
-}  // namespace
 
 const Original* Journal::original(const std::string& path) const {
     for (const auto& o : originals)
@@ -118,20 +102,13 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
 }
 
 Result<std::optional<Journal>> JournalStore::load() const {
-    std::ifstream in(path());
-    if (!in) {
-        if (errno == ENOENT || !std::filesystem::exists(path())) return std::optional<Journal>{};
-        return fail(errno, "read", path());
-    }
-    std::stringstream text;
-    text << in.rdbuf();
-    std::optional<std::string> mark;
-    if (std::ifstream m(markPath()); m) {
-        std::stringstream ss;
-        ss << m.rdbuf();
-        mark = ss.str();
-    }
-    auto j = parseJournal(text.str(), mark, path());
+    auto text = readFileIfExists(path());
+    if (!text) return failWith(text.error());
+    if (!*text) return std::optional<Journal>{};
+    auto mark = readFileIfExists(markPath());
+    std::optional<std::string_view> markText;
+    if (mark && *mark) markText = **mark;
+    auto j = parseJournal(**text, markText, path());
     if (!j) return failWith(j.error());
     return std::optional<Journal>(std::move(*j));
 }
@@ -216,31 +193,7 @@ Result<void> JournalStore::markApplied(std::uint64_t generation, const std::stri
 Result<void> JournalStore::remove() const {
     // The mark first: a mark without a journal is nothing; a journal without its mark is an
     // interrupted apply, which is still safe.
-    if (::unlink(markPath().c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", markPath());
-    if (::unlink(path().c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", path());
-    int dfd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        ::fsync(dfd);
-        ::close(dfd);
-    }
-    return {};
-}
-
-Result<StateLock> StateLock::acquire(const std::string& runDir) {
-    if (auto r = mkdirs(runDir); !r) return failWith(r.error());
-    const std::string p = runDir + "/lock";
-    int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0) return fail(errno, "open", p);
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
-        int e = errno;
-        ::close(fd);
-        return fail(e, "lock", p, e == EWOULDBLOCK ? "another rxtune is applying or reverting" : "");
-    }
-    return StateLock(fd);
-}
-
-StateLock::~StateLock() {
-    if (fd_ >= 0) ::close(fd_);
+    return removeFilesDurable({markPath(), path()}, dir_);
 }
 
 }  // namespace rxtune

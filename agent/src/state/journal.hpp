@@ -9,6 +9,7 @@
 
 #include "core/result.hpp"
 #include "core/setting.hpp"
+#include "sys/files.hpp"  // StateLock
 
 namespace rxtune {
 
@@ -52,20 +53,6 @@ public:
 
 private:
     std::string dir_;
-};
-
-// Exclusive lock on <runDir>/lock for the lifetime of the object.
-class StateLock {
-public:
-    static Result<StateLock> acquire(const std::string& runDir);
-    StateLock(StateLock&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-    StateLock& operator=(StateLock&&) = delete;
-    StateLock(const StateLock&) = delete;
-    ~StateLock();
-
-private:
-    explicit StateLock(int fd) : fd_(fd) {}
-    int fd_;
 };
 
 }  // namespace rxtune

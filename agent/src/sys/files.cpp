@@ -1,0 +1,70 @@
+#include "sys/files.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace rxtune {
+
+Result<std::optional<std::string>> readFileIfExists(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        if (errno == ENOENT || !std::filesystem::exists(path)) return std::optional<std::string>();
+        return fail(errno, "read", path);
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    if (in.bad()) return fail(errno ? errno : EIO, "read", path);
+    return std::optional<std::string>(text.str());
+}
+
+Result<std::string> readFileBounded(const std::string& path, std::size_t maxBytes) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(errno ? errno : ENOENT, "read", path);
+    std::string text(maxBytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) return fail(errno ? errno : EIO, "read", path);
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
+Result<void> removeFilesDurable(const std::vector<std::string>& files, const std::string& dir) {
+    for (const auto& f : files)
+        if (::unlink(f.c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", f);
+    int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        ::fsync(dfd);
+        ::close(dfd);
+    }
+    return {};
+}
+
+Result<void> makeDirectories(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(ec.value(), "mkdir", dir);
+    return {};
+}
+
+Result<StateLock> StateLock::acquire(const std::string& runDir) {
+    if (auto r = makeDirectories(runDir); !r) return failWith(r.error());
+    const std::string p = runDir + "/lock";
+    int fd = ::open(p.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) return fail(errno, "open", p);
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        ::close(fd);
+        return fail(e, "lock", p, e == EWOULDBLOCK ? "another rxtune is applying or reverting" : "");
+    }
+    return StateLock(fd);
+}
+
+StateLock::~StateLock() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+}  // namespace rxtune
