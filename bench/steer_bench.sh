@@ -12,6 +12,13 @@
 #   nft-busy   linear firewall), idle or busy target
 #   tc-idle    receive-bound: $TC_FILTERS u32 classifiers on fb's ingress
 #   tc-busy
+#   rr-idle    request/response latency: an echo server on CPU 1 answers one datagram at a time
+#   rr-shared  the same with a busy loop beside the echo server on CPU 1 (the application shares
+#              the target CPU): throughput is answers/s, with p50/p99 latency beside it
+# Modes ($MODES): none, RPS to CPU 1, XDP cpumap (generic) to CPU 1, threaded NAPI with the fb's
+# kthread pinned to CPU 1 (needs NAPI on the veth: GRO=on), and auto (candidates $AUTO_CANDIDATES).
+# GRO=on turns GRO on fb for every mode (veth then receives in its own NAPI poll, on the sender's
+# CPU as before); off (the default) is the path of the earlier runs.
 # Usage: bench/steer_bench.sh [SECONDS] [SCENARIOS] [ROUNDS]   (root, 2+ CPUs; cleans up after itself)
 #   SECONDS per mode (default 5); SCENARIOS (default "idle busy nft-idle nft-busy tc-idle");
 #   ROUNDS (default 3). Rows go to $RESULTS (default build/steer-results.tsv), the chart beside it
@@ -27,6 +34,9 @@ TC_FILTERS=${TC_FILTERS:-100}
 # (the measured run starts as soon as the daemon has decided).
 WARMUP=${AUTO_WARMUP:-60}
 BIN=${RXTUNE_BIN:-build/agent/rxtune}
+GRO=${GRO:-off}
+MODES=${MODES:-none rps xdp-generic napi auto}
+AUTO_CANDIDATES=${AUTO_CANDIDATES:-}
 RESULTS=${RESULTS:-build/steer-results.tsv}
 NET=10.233.0
 . bench/veth_flood_lab.sh
@@ -34,8 +44,11 @@ args=(--state-dir "$WORK/state" --run-dir "$WORK/run" --bpf-dir "$WORK/bpffs/rxt
 head="match:\n  interfaces: [fb]\n  virtual: include\nsteering:\n"
 printf "$head  mode: rps\n  cpus: '1'\n  xps: false\n" > "$WORK/rps.yaml"
 printf "$head  mode: xdp\n  cpus: '1'\n  xps: false\n" > "$WORK/xdp.yaml"
+printf "$head  mode: napi\n  cpus: '1'\n  xps: false\n" > "$WORK/napi.yaml"
+ip netns exec "$B" ethtool -K fb gro "$GRO" > /dev/null
 # auto with the shipped default thresholds and candidates; the daemon samples every second.
 printf "$head  mode: auto\n  xps: false\n  default_mask: false\n" > "$WORK/auto.yaml"
+[ -z "$AUTO_CANDIDATES" ] || printf "  auto:\n    candidates: %s\n" "$AUTO_CANDIDATES" >> "$WORK/auto.yaml"
 printf "profile: %s\nlisten: 127.0.0.1:19898\nmetrics_interval: 1s\non_stop: revert\ndatapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" \
   "$WORK/auto.yaml" "$WORK/dstate" "$WORK/drun" "$WORK/bpffs/rxtune-d" > "$WORK/daemon.yaml"
 
@@ -44,8 +57,25 @@ cost_of() {  # the receive cost of a scenario: "", nft:N or tc:N
 }
 drops() { local s=0 a b rest; while read -r a b rest; do s=$((s + 16#$b)); done < /proc/net/softnet_stat; echo $s; }
 measure() {
-  local round=$1 scen=$2 mode=$3 s0 s1 d0 d1 n0 n1 sent got sink=
+  local round=$1 scen=$2 mode=$3 s0 s1 d0 d1 n0 n1 sent got sink= hog= p50= p99=
   s0=$(softirq0); d0=$(drops); n0=$(noports)
+  if [[ $scen == rr-* ]]; then
+    ip netns exec "$B" taskset -c 1 "$FLOOD" echo $NET.2 9001 $((T + 1)) > /dev/null &
+    sink=$!
+    if [ "$scen" = rr-shared ]; then
+      ip netns exec "$B" taskset -c 1 timeout $((T + 1)) sh -c 'while :; do :; done' &
+      hog=$!
+    fi
+    sleep 0.3
+    read -r got p50 p99 _ < <(ip netns exec "$A" taskset -c 0 "$FLOOD" rr $NET.2 9001 "$T")
+    sent=$got
+    wait $sink || true
+    [ -z "$hog" ] || wait $hog || true
+    s1=$(softirq0); d1=$(drops)
+    awk -v r="$round" -v s="$scen" -v m="$mode" -v got="$got" -v t="$T" -v st=$((s1 - s0)) -v hz="$(getconf CLK_TCK)" -v dr=$((d1 - d0)) -v p50="$p50" -v p99="$p99" \
+      'BEGIN {printf "%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t%.0f\t%s\t%s\n", r, s, m, got / t, got / t, st / hz / t * 100, dr / t, p50, p99}' | tee -a "$RESULTS"
+    return
+  fi
   if [[ $scen == *busy ]]; then
     ip netns exec "$B" taskset -c 1 "$FLOOD" sink $NET.2 9000 $((T + 1)) > "$WORK/got" &
     sink=$!
@@ -66,18 +96,34 @@ auto_measure() {
   # judged its trials (keep or undo) or held, at most $WARMUP s; then the measured run. A fixed
   # warm-up once measured a second of the last trial's candidate as auto's.
   local sink= load waited=0
+  local hog=
   if [[ $scen == *busy ]]; then
     ip netns exec "$B" taskset -c 1 "$FLOOD" sink $NET.2 9000 $((WARMUP + 1)) > /dev/null &
     sink=$!
   fi
-  ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$WARMUP" 64 > /dev/null &
+  if [[ $scen == rr-* ]]; then
+    # auto decides on saturation: request/response alone never saturates a CPU, so it stays off
+    # (what it should do); the warm-up is the same ping-pong.
+    ip netns exec "$B" taskset -c 1 "$FLOOD" echo $NET.2 9001 $((WARMUP + 1)) > /dev/null &
+    sink=$!
+    if [ "$scen" = rr-shared ]; then
+      ip netns exec "$B" taskset -c 1 timeout $((WARMUP + 1)) sh -c 'while :; do :; done' &
+      hog=$!
+    fi
+    ip netns exec "$A" taskset -c 0 "$FLOOD" rr $NET.2 9001 "$WARMUP" > /dev/null &
+  else
+    ip netns exec "$A" taskset -c 0 "$FLOOD" send $NET.2 9000 "$WARMUP" 64 > /dev/null &
+  fi
   load=$!
-  while [ $waited -lt $((WARMUP * 10)) ] && ! grep -qE "auto fb: (keep|undo|hold)" "$WORK/daemon.log"; do
+  local limit=$((WARMUP * 10))
+  [[ $scen != rr-* ]] || limit=150  # no saturation to decide on: 15 s to show it stays off
+  while [ $waited -lt $limit ] && ! grep -qE "auto fb: (keep|undo|hold)" "$WORK/daemon.log"; do
     sleep 0.1; waited=$((waited + 1))
   done
   sleep 1  # the reconcile that follows a keep
   kill "$load" 2>/dev/null || true; wait "$load" 2>/dev/null || true
   [ -z "$sink" ] || { kill "$sink" 2>/dev/null || true; wait "$sink" 2>/dev/null || true; }
+  [ -z "$hog" ] || { kill "$hog" 2>/dev/null || true; wait "$hog" 2>/dev/null || true; }
   echo "  round $round $scen: decided after $((waited / 10)) s of load" >> "$WORK/decisions"
   local how; how=$(ip netns exec "$B" curl -s --max-time 2 http://127.0.0.1:19898/metrics |
     awk -F'"' '/^rxtune_steering_auto_mode\{/ && / 1$/ {print $4}' || true)
@@ -87,21 +133,24 @@ auto_measure() {
   echo "  round $round $scen: auto steered with: ${how:-?} while measured" >> "$WORK/decisions"
 }
 mkdir -p "$(dirname "$RESULTS")"
-echo "# machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); $T s per mode, $ROUNDS interleaved rounds, 64 flows of 64-byte UDP; nft: $NFT_RULES rules, tc: $TC_FILTERS filters; auto measured once it has decided (at most ${WARMUP} s of load first)" | tee "$RESULTS"
-printf "round\tscenario\tmode\tsent/s\tprocessed/s\tcpu0_softirq%%\tdrops/s\n" | tee -a "$RESULTS"
+echo "# machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); $T s per mode, $ROUNDS interleaved rounds, 64 flows of 64-byte UDP; nft: $NFT_RULES rules, tc: $TC_FILTERS filters; GRO $GRO on fb; auto (candidates ${AUTO_CANDIDATES:-shipped}) measured once it has decided (at most ${WARMUP} s of load first)" | tee "$RESULTS"
+printf "round\tscenario\tmode\tsent/s\tprocessed/s\tcpu0_softirq%%\tdrops/s\tp50_us\tp99_us\n" | tee -a "$RESULTS"
 : > "$WORK/decisions"
 for round in $(seq 1 "$ROUNDS"); do
   for scen in $SCENARIOS; do
     cost=$(cost_of "$scen")
     [ -z "$cost" ] || recv_cost_on "$cost"
-    measure "$round" "$scen" "none"
-    ip netns exec "$B" "$BIN" apply -p "$WORK/rps.yaml" "${args[@]}" > /dev/null
-    measure "$round" "$scen" "rps"
-    ip netns exec "$B" "$BIN" revert "${args[@]}" > /dev/null
-    ip netns exec "$B" "$BIN" apply -p "$WORK/xdp.yaml" "${args[@]}" > /dev/null
-    measure "$round" "$scen" "xdp-generic"
-    ip netns exec "$B" "$BIN" revert "${args[@]}" > /dev/null
-    auto_measure "$round" "$scen"
+    for mode in $MODES; do
+      case $mode in
+        none) measure "$round" "$scen" none ;;
+        auto) auto_measure "$round" "$scen" ;;
+        *)
+          ip netns exec "$B" "$BIN" apply -p "$WORK/${mode%-generic}.yaml" "${args[@]}" > "$WORK/apply.out"
+          grep -h "skip" "$WORK/apply.out" | sed "s/^/  round $round $scen $mode: /" >> "$WORK/decisions" || true
+          measure "$round" "$scen" "$mode"
+          ip netns exec "$B" "$BIN" revert "${args[@]}" > /dev/null ;;
+      esac
+    done
     [ -z "$cost" ] || recv_cost_off "$cost"
   done
 done

@@ -1,7 +1,9 @@
 // A UDP flood and sink for the steering benchmark and tests: `send DST PORT SECONDS FLOWS` sends
 // 64-byte datagrams with sendmmsg from FLOWS source ports; `sink ADDR PORT SECONDS` counts what
 // arrives; `hold ADDR PORT SECONDS` binds and never reads (a starved application); `tap IFNAME SRC
-// DST PORT COUNT` writes COUNT Ethernet/IPv4/UDP frames into the existing tap IFNAME, as a wire would.
+// DST PORT COUNT` writes COUNT Ethernet/IPv4/UDP frames into the existing tap IFNAME, as a wire would;
+// `echo ADDR PORT SECONDS` answers every datagram; `rr DST PORT SECONDS` sends one, waits for its
+// answer, again, and prints "answered p50_us p99_us lost" (request/response latency).
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/if_tun.h>
@@ -11,6 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -77,7 +80,7 @@ int tapSend(const char* ifname, const char* src, const char* dst, int port, long
 int main(int argc, char** argv) {
     if (argc < 5) {
         std::fprintf(stderr, "usage: udp_flood send DST PORT SECONDS FLOWS | sink ADDR PORT SECONDS | hold ADDR PORT SECONDS"
-                             " | tap IFNAME SRC DST PORT COUNT\n");
+                             " | tap IFNAME SRC DST PORT COUNT | echo ADDR PORT SECONDS | rr DST PORT SECONDS\n");
         return 2;
     }
     const std::string mode = argv[1];
@@ -112,6 +115,44 @@ int main(int argc, char** argv) {
         for (size_t f = 0; std::chrono::steady_clock::now() < until; f = (f + 1) % socks.size()) {
             int n = sendmmsg(socks[f], msgs, kBatch, 0);
             if (n > 0) count += static_cast<unsigned long long>(n);
+        }
+    } else if (mode == "rr") {
+        int s = socket(AF_INET, SOCK_DGRAM, 0);
+        connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+        timeval tv{0, 100000};  // an answer later than 100 ms counts as lost
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        std::vector<double> rtt;
+        unsigned long long lost = 0;
+        char buf[128];
+        while (std::chrono::steady_clock::now() < until) {
+            const auto t0 = std::chrono::steady_clock::now();
+            if (send(s, payload, sizeof payload, 0) < 0) continue;
+            if (recv(s, buf, sizeof buf, 0) < 0) {
+                ++lost;
+                continue;
+            }
+            rtt.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+        }
+        std::sort(rtt.begin(), rtt.end());
+        auto pct = [&](double q) { return rtt.empty() ? 0.0 : rtt[std::min(rtt.size() - 1, static_cast<size_t>(q * static_cast<double>(rtt.size())))]; };
+        std::printf("%zu %.0f %.0f %llu\n", rtt.size(), pct(0.50), pct(0.99), lost);
+        return 0;
+    } else if (mode == "echo") {
+        int s = socket(AF_INET, SOCK_DGRAM, 0);
+        if (bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+            std::perror("bind");
+            return 1;
+        }
+        timeval tv{0, 100000};
+        setsockopt(s, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+        char buf[128];
+        while (std::chrono::steady_clock::now() < until) {
+            sockaddr_in from{};
+            socklen_t len = sizeof from;
+            const ssize_t n = recvfrom(s, buf, sizeof buf, 0, reinterpret_cast<sockaddr*>(&from), &len);
+            if (n <= 0) continue;
+            sendto(s, buf, static_cast<size_t>(n), 0, reinterpret_cast<sockaddr*>(&from), len);
+            ++count;
         }
     } else if (mode == "hold") {
         int s = socket(AF_INET, SOCK_DGRAM, 0);

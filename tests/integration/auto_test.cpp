@@ -35,12 +35,12 @@ struct AutoLab : VethPair {
                                        << (tmp.path / "run").string() << "\nbpf_dir: " << (tmp.path / "bpffs" / "rxtune").string()
                                        << "\ndatapaths: []\non_stop: revert\n" << extra;
     }
-    // Both candidates, short windows; the shipped margins (gain 5 %, worse 5 %).
-    void writeProfile(const std::string& share) const {
+    // Both candidates (or those given), short windows; the shipped margins (gain 5 %, worse 5 %).
+    void writeProfile(const std::string& share, const std::string& candidates = "[rps, xdp]") const {
         std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
                                                  "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
                                                  "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 4, window: 3s, backoff: 10m, "
-                                                 "candidates: [rps, xdp]}\n";
+                                                 "candidates: " << candidates << "}\n";
     }
     // The receive path of a gateway costs: `filters` u32 classifiers that every packet walks on
     // fb's ingress (none matches), so receive work is about half of CPU 0's flood.
@@ -245,6 +245,49 @@ TEST_CASE("mode auto tries RPS and XDP on an expensive receive path and keeps th
     }
     CHECK_FALSE(steered(lab.rps()));  // on_stop: revert, whichever it was
     CHECK_FALSE(lab.xdp());
+}
+
+TEST_CASE("mode auto tries threaded NAPI as a candidate, judges it like the others, and reverts it", "[integration][auto][napi]") {
+    if (std::thread::hardware_concurrency() < 2) {
+        WARN("mode auto needs a second CPU to steer to");
+        return;
+    }
+    AutoLab lab;
+    // veth has a NAPI instance (and so a kthread to pin) only with GRO on.
+    REQUIRE(lab.receiver.exec({"ethtool", "-K", "fb", "gro", "on"}).status == 0);
+    lab.writeProfile("rx_share: 25%", "[rps, napi]");
+    lab.expensiveReceive(100);
+    auto threaded = [&] { return lab.receiver.sysfsRead("class/net/fb/threaded") == "1\n"; };
+    {
+        Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "rxtune.yaml").string()},
+                          lab.tmp.path / "daemon.log");
+        REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));
+        auto flood = lab.flood(90, "napi");
+        bool sawThreaded = false;
+        const bool judged = eventually([&] {
+            sawThreaded = sawThreaded || threaded();
+            return daemon.log().find("auto fb: keep") != std::string::npos || daemon.log().find("auto fb: undo") != std::string::npos;
+        }, 60s, 200ms);
+        INFO(daemon.log());
+        INFO((judged ? std::string() : cpuPicture()));
+        REQUIRE(judged);
+        CHECK(sawThreaded);  // the napi trial had threaded NAPI on
+        const std::string m = lab.metrics();
+        CHECK(hasSeries(m, "rxtune_steering_decisions_total{decision=\"try\",interface=\"fb\",reason=\"napi\"}"));
+        CHECK(sample(m, trial("napi")) >= 0);
+        CHECK(daemon.log().find("napi: delivered") != std::string::npos);  // its trial, logged with its numbers
+        if (hasSeries(m, "rxtune_steering_auto_mode{interface=\"fb\",mode=\"napi\"}")) {
+            CHECK(threaded());
+            CHECK(sample(m, trial("napi")) >= sample(m, trial("rps")));
+        } else {
+            CHECK_FALSE(threaded());  // undone, or RPS kept: threaded NAPI is off again
+        }
+        flood->signal(SIGKILL);
+        daemon.signal(SIGTERM);
+        CHECK(daemon.wait() == 0);
+    }
+    CHECK_FALSE(threaded());  // on_stop: revert
+    CHECK_FALSE(steered(lab.rps()));
 }
 
 TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device, and says so", "[integration][auto]") {

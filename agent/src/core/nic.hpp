@@ -21,6 +21,21 @@ struct Channels {
     bool canRaise() const { return supported && (rx < maxRx || combined < maxCombined); }
 };
 
+// Ring sizes (ETHTOOL_MSG_RINGS_GET); unsupported where the driver has none (veth, tap).
+struct Rings {
+    bool supported = false;
+    std::string error;
+    std::uint32_t rx = 0, rxMax = 0, tx = 0, txMax = 0;
+};
+
+// Interrupt coalescing (ETHTOOL_MSG_COALESCE_GET): what the driver reports, absent what it does not.
+struct Coalesce {
+    bool supported = false;
+    std::string error;
+    std::optional<std::uint32_t> rxUsecs, rxFrames, txUsecs, txFrames;
+    std::optional<bool> adaptiveRx, adaptiveTx;
+};
+
 struct DriverInfo {
     bool available = false;
     std::string driver, version, firmware, busInfo;
@@ -100,6 +115,8 @@ struct Nic {
     Verdict verdict = Verdict::kVirtual;
     std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
     NapiState napi;
+    std::optional<Rings> rings;         // read by detect only
+    std::optional<Coalesce> coalesce;   // read by detect only
 };
 
 // Whether the device's RX counter counts only frames the backlog accepted: veth and tun/tap hand

@@ -221,6 +221,18 @@ Result<std::optional<LinkInfo>> Netlink::link(const std::string& name) {
 
 Result<std::optional<std::vector<NapiInfo>>> NetlinkSource::napis(int) { return std::optional<std::vector<NapiInfo>>(); }
 
+Result<Rings> NetlinkSource::rings(const std::string&) {
+    Rings r;
+    r.error = "not asked (no ethtool netlink here)";
+    return r;
+}
+
+Result<Coalesce> NetlinkSource::coalesce(const std::string&) {
+    Coalesce c;
+    c.error = "not asked (no ethtool netlink here)";
+    return c;
+}
+
 Result<std::optional<std::map<std::string, Channels>>> NetlinkSource::allChannels() {
     return std::optional<std::map<std::string, Channels>>();
 }
@@ -466,6 +478,118 @@ Result<std::optional<std::vector<NapiInfo>>> Netlink::napis(int ifindex) {
     if (dump.err != 0) return fail(dump.err, "netdev NAPI_GET", what);
     std::sort(dump.out.begin(), dump.out.end(), [](const NapiInfo& a, const NapiInfo& b) { return a.id < b.id; });
     return std::optional<std::vector<NapiInfo>>(std::move(dump.out));
+}
+
+namespace {
+
+struct GetReply {
+    const std::function<void(nlattr**)>* parse = nullptr;
+    int maxAttr = 0;
+    bool got = false, done = false;
+    int err = 0;
+};
+
+int onGetValid(nl_msg* msg, void* arg) {
+    auto* r = static_cast<GetReply*>(arg);
+    std::vector<nlattr*> tb(static_cast<size_t>(r->maxAttr) + 1, nullptr);
+    if (genlmsg_parse(nlmsg_hdr(msg), 0, tb.data(), r->maxAttr, nullptr) < 0) {
+        r->err = EBADMSG;
+        return NL_STOP;
+    }
+    (*r->parse)(tb.data());
+    r->got = true;
+    return NL_OK;
+}
+
+int onGetError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+    auto* r = static_cast<GetReply*>(arg);
+    r->err = -e->error;
+    r->done = true;
+    return NL_STOP;
+}
+
+int onGetAck(nl_msg*, void* arg) {
+    static_cast<GetReply*>(arg)->done = true;
+    return NL_STOP;
+}
+
+}  // namespace
+
+Result<int> Netlink::ethtoolGet(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
+                                const std::function<void(nlattr**)>& parse) {
+    if (ethtoolFamily_ < 0) return EOPNOTSUPP;
+    MsgGuard m{nlmsg_alloc()};
+    if (!m.msg || !genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, ethtoolFamily_, 0, NLM_F_ACK, static_cast<std::uint8_t>(cmd),
+                               ETHTOOL_GENL_VERSION))
+        return fail(ENOMEM, what, ifname);
+    nlattr* hdr = nla_nest_start(m.msg, headerAttr);
+    if (!hdr || nla_put_string(m.msg, ETHTOOL_A_HEADER_DEV_NAME, ifname.c_str()) < 0) return fail(ENOMEM, what, ifname);
+    nla_nest_end(m.msg, hdr);
+    CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
+    if (!cb.cb) return fail(ENOMEM, what, ifname);
+    GetReply reply;
+    reply.parse = &parse;
+    reply.maxAttr = maxAttr;
+    nl_cb_set(cb.cb, NL_CB_VALID, NL_CB_CUSTOM, onGetValid, &reply);
+    nl_cb_set(cb.cb, NL_CB_ACK, NL_CB_CUSTOM, onGetAck, &reply);
+    nl_cb_err(cb.cb, NL_CB_CUSTOM, onGetError, &reply);
+    if (int rc = nl_send_auto(genl_, m.msg); rc < 0) return fail(libnlToErrno(rc), what, ifname, nl_geterror(rc));
+    while (!reply.done) {
+        int rc = nl_recvmsgs(genl_, cb.cb);
+        if (rc < 0 && !reply.done && reply.err == 0) return fail(libnlToErrno(rc), what, ifname, nl_geterror(rc));
+        if (reply.err != 0) break;
+    }
+    if (reply.err == 0 && !reply.got) return fail(EBADMSG, what, ifname, "no reply");
+    return reply.err;
+}
+
+Result<Rings> Netlink::rings(const std::string& ifname) {
+    Rings r;
+    auto rc = ethtoolGet(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_GET",
+                         [&](nlattr** tb) {
+                             auto u32 = [&](int a) -> std::uint32_t { return tb[a] ? nla_get_u32(tb[a]) : 0; };
+                             r.rx = u32(ETHTOOL_A_RINGS_RX);
+                             r.rxMax = u32(ETHTOOL_A_RINGS_RX_MAX);
+                             r.tx = u32(ETHTOOL_A_RINGS_TX);
+                             r.txMax = u32(ETHTOOL_A_RINGS_TX_MAX);
+                         });
+    if (!rc) return failWith(rc.error());
+    if (*rc == EOPNOTSUPP) {
+        r.error = std::strerror(EOPNOTSUPP);
+        return r;
+    }
+    if (*rc != 0) return fail(*rc, "ethtool RINGS_GET", ifname);
+    r.supported = true;
+    return r;
+}
+
+Result<Coalesce> Netlink::coalesce(const std::string& ifname) {
+    Coalesce c;
+    auto rc = ethtoolGet(ETHTOOL_MSG_COALESCE_GET, ETHTOOL_A_COALESCE_HEADER, ETHTOOL_A_COALESCE_MAX, ifname, "ethtool COALESCE_GET",
+                         [&](nlattr** tb) {
+                             auto u32 = [&](int a) -> std::optional<std::uint32_t> {
+                                 if (!tb[a]) return std::nullopt;
+                                 return nla_get_u32(tb[a]);
+                             };
+                             auto flag = [&](int a) -> std::optional<bool> {
+                                 if (!tb[a]) return std::nullopt;
+                                 return nla_get_u8(tb[a]) != 0;
+                             };
+                             c.rxUsecs = u32(ETHTOOL_A_COALESCE_RX_USECS);
+                             c.rxFrames = u32(ETHTOOL_A_COALESCE_RX_MAX_FRAMES);
+                             c.txUsecs = u32(ETHTOOL_A_COALESCE_TX_USECS);
+                             c.txFrames = u32(ETHTOOL_A_COALESCE_TX_MAX_FRAMES);
+                             c.adaptiveRx = flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX);
+                             c.adaptiveTx = flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX);
+                         });
+    if (!rc) return failWith(rc.error());
+    if (*rc == EOPNOTSUPP) {
+        c.error = std::strerror(EOPNOTSUPP);
+        return c;
+    }
+    if (*rc != 0) return fail(*rc, "ethtool COALESCE_GET", ifname);
+    c.supported = true;
+    return c;
 }
 
 }  // namespace rxtune

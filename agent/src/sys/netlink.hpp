@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 
 struct nl_sock;
 struct rtnl_link;
+struct nlattr;
 
 namespace rxtune {
 
@@ -48,6 +50,10 @@ public:
     // The device's NAPI instances (netdev family napi-get, Linux 6.8+: id, irq, kthread pid,
     // per-NAPI deferral); nullopt where the kernel has no such request (then look in /proc).
     virtual Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex);
+    // Ring sizes and coalescing; a driver (or kernel) that cannot answer gives supported=false
+    // with the reason, not an error. The default answers so (fakes without them).
+    virtual Result<Rings> rings(const std::string& ifname);
+    virtual Result<Coalesce> coalesce(const std::string& ifname);
 };
 
 // The real thing: libnl-3 route cache, ethtool generic netlink, SIOCETHTOOL as fallback.
@@ -64,6 +70,8 @@ public:
     Result<std::optional<std::map<std::string, Channels>>> allChannels() override;
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override;
+    Result<Rings> rings(const std::string& ifname) override;
+    Result<Coalesce> coalesce(const std::string& ifname) override;
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
 
@@ -77,6 +85,10 @@ public:
 
 private:
     Netlink() = default;
+    // One ETHTOOL_MSG_*_GET for ifname: parse gets the reply's attributes (max: its highest).
+    // Returns the kernel's errno (EOPNOTSUPP: the driver cannot answer), 0 on success.
+    Result<int> ethtoolGet(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
+                           const std::function<void(nlattr**)>& parse);
     Result<Channels> channelsGenl(const std::string& ifname);
     Result<Channels> channelsIoctl(const std::string& ifname);
 

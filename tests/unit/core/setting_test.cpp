@@ -39,7 +39,7 @@ TEST_CASE("sameValue and normalise compare kernel values in their normalised for
 }
 
 TEST_CASE("a setting is pending only when its values differ once normalised", "[setting]") {
-    Setting s{"eth0 rx-0 rps_cpus", "sys/class/net/eth0/queues/rx-0/rps_cpus", ValueKind::kCpuMask, "0000,000000ff", "ff", "", ""};
+    Setting s{"eth0 rx-0 rps_cpus", "sys/class/net/eth0/queues/rx-0/rps_cpus", ValueKind::kCpuMask, "0000,000000ff", "ff", "", "", {}};
     CHECK_FALSE(s.pending());
     s.desired = "fe";
     CHECK(s.pending());
