@@ -129,6 +129,49 @@ TEST_CASE("detect on the host reads eth0 without touching it", "[integration][de
     CHECK(mustRun({"cat", "/sys/class/net/lo/queues/rx-0/rps_cpus"}) == before);
 }
 
+TEST_CASE("detect reads eth0's IRQs, rings, coalescing and NAPI from the kernel, read-only; and irqbalance's state",
+          "[integration][detect][irq]") {
+    requireRoot();
+    // What the kernel shows, read independently: ethtool -g / -c and /proc/irq.
+    const std::string ringsBefore = mustRun({"ethtool", "-g", "eth0"}), coalBefore = mustRun({"ethtool", "-c", "eth0"});
+    Run r = run({rxtuneBin(), "detect", "--json", "-i", "eth0"});
+    INFO(r.err);
+    REQUIRE(r.status == 0);
+    json doc = json::parse(r.out);
+    const json& eth0 = findIface(doc, "eth0");
+    auto field = [&](const std::string& text, const std::string& section, const std::string& key) {
+        const auto at = text.find(section);
+        REQUIRE(at != std::string::npos);
+        const auto k = text.find(key, at);
+        REQUIRE(k != std::string::npos);
+        return std::stol(text.substr(k + key.size()));
+    };
+    REQUIRE(eth0["rings"].contains("rx"));
+    CHECK(eth0["rings"]["rx_max"] == field(ringsBefore, "Pre-set maximums", "RX:"));
+    CHECK(eth0["rings"]["rx"] == field(ringsBefore, "Current hardware settings", "RX:"));
+    CHECK(eth0["rings"]["tx"] == field(ringsBefore, "Current hardware settings", "TX:"));
+    REQUIRE(eth0.contains("coalesce"));
+    const bool adaptiveOff = coalBefore.find("Adaptive RX: off") != std::string::npos;
+    if (eth0["coalesce"].contains("adaptive_rx") && !eth0["coalesce"]["adaptive_rx"].is_null())
+        CHECK(eth0["coalesce"]["adaptive_rx"] == !adaptiveOff);
+    // Its IRQs as /proc/irq shows them.
+    for (const auto& irq : eth0["irqs"]) {
+        const std::string n = std::to_string(irq["irq"].get<int>());
+        std::string aff = mustRun({"cat", "/proc/irq/" + n + "/smp_affinity_list"});
+        aff.erase(aff.find_last_not_of("\n") + 1);
+        CHECK(irq["affinity"] == aff);
+    }
+    CHECK(eth0["napi"]["source"] == "netdev-genl");
+    CHECK(eth0["napi"]["instances"].size() >= 1);
+    // irqbalance: not installed on this machine; the object says so either way.
+    const json& b = doc["host"]["irqbalance"];
+    CHECK(b["running"] == (run({"pgrep", "-x", "irqbalance"}).status == 0));
+    CHECK(b.contains("banned_irqs"));
+    // Read-only: the settings are as they were.
+    CHECK(mustRun({"ethtool", "-g", "eth0"}) == ringsBefore);
+    CHECK(mustRun({"ethtool", "-c", "eth0"}) == coalBefore);
+}
+
 TEST_CASE("detect shows the CPU quota of its own cgroup beside the cpuset", "[integration][detect]") {
     // A cgroup of the test's own with 0.5 CPUs' worth of time (v1 cpu controller here, cpu.max on
     // a v2 host); detect runs inside it, read-only, in the host's namespaces (ip netns exec would

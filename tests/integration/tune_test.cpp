@@ -110,6 +110,25 @@ TEST_CASE("apply, verify, drift and revert on real veth and tap devices", "[inte
     CHECK(ns.exec(s.args({"revert"})).out.find("nothing to revert") != std::string::npos);
 }
 
+TEST_CASE("rings and IRQs on a veth: the kernel has none to set, skipped with its answer, nothing written", "[integration][tune][irq]") {
+    NetNs ns;
+    Scratch s;
+    ns.ip({"link", "add", "v0", "type", "veth", "peer", "name", "v1"});
+    const std::string prof = s.profile("rings", "match:\n  interfaces: [v0]\n  virtual: include\nsteering:\n  mode: none\n"
+                                                "nic:\n  rings: {rx: max, tx: 512}\nirq:\n  cpus: auto\n");
+    Run apply = ns.exec(s.args({"apply", "--profile", prof}));
+    INFO(apply.out << apply.err);
+    REQUIRE(apply.status == 0);
+    CHECK(apply.out.find("skip v0 ring rx") != std::string::npos);
+    CHECK(apply.out.find("the driver has no rings to set (Operation not supported)") != std::string::npos);
+    CHECK(apply.out.find("skip v0 irq") != std::string::npos);
+    CHECK(apply.out.find("nothing to do") != std::string::npos);
+    Run det = ns.exec({rxtuneBin(), "detect", "--json", "-i", "v0"});
+    REQUIRE(det.status == 0);
+    CHECK(json::parse(det.out)["interfaces"][0]["rings"]["supported"] == false);
+    CHECK(ns.exec(s.args({"revert"})).status == 0);
+}
+
 TEST_CASE("bad profiles fail with a location and change nothing", "[integration][tune]") {
     NetNs ns;
     Scratch s;

@@ -210,7 +210,12 @@ Executed execute(const std::vector<Setting>& pending, const Knobs& fs, const Pla
             const Setting& s = pending[i];
             const bool relative = local && s.path.starts_with(prefix);
             const std::string path = relative ? s.path.substr(prefix.size()) : s.path;
-            if (auto r = writeChecked(relative ? *local : fs, s.key, s.id, path, s.kind, s.desired, &plan); !r) return fail(i, r.error());
+            if (auto r = writeChecked(relative ? *local : fs, s.key, s.id, path, s.kind, s.desired, &plan); !r) {
+                if (!familyOf(s.key).refusalIsSkip(s.key, r.error())) return fail(i, r.error());
+                std::lock_guard lock(failMutex);
+                ran.refused.emplace_back(i, r.error());
+                continue;
+            }
             ran.done[i] = 1;
         }
     });
@@ -218,6 +223,10 @@ Executed execute(const std::vector<Setting>& pending, const Knobs& fs, const Pla
         if (stop) break;
         const Setting& s = pending[i];
         if (auto r = writeChecked(fs, s.key, s.id, s.path, s.kind, s.desired, &plan); !r) {
+            if (familyOf(s.key).refusalIsSkip(s.key, r.error())) {
+                ran.refused.emplace_back(i, r.error());
+                continue;
+            }
             fail(i, r.error());
             break;
         }
@@ -304,7 +313,24 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         }
         return failWith(std::move(err));
     }
-    report.written = st.pending;
+    for (size_t i = 0; i < st.pending.size(); ++i)
+        if (ran.done[i]) report.written.push_back(st.pending[i]);
+    if (!ran.refused.empty()) {
+        // Not rxtune's to set (a managed IRQ): said, and left out of what verify checks, so that
+        // it is not drift at every check. The journal is saved again, durably.
+        std::sort(ran.refused.begin(), ran.refused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::set<std::string> refusedPaths;
+        for (const auto& [i, e] : ran.refused) {
+            report.refused.push_back({st.pending[i].id, "the kernel refuses it: " + e.message()});
+            refusedPaths.insert(st.pending[i].path);
+        }
+        std::erase_if(j.applied, [&](const Setting& s) { return refusedPaths.count(s.path) > 0; });
+        std::set<std::string> restored;
+        for (const auto& s : st.restores) restored.insert(s.path);
+        std::erase_if(j.originals, [&](const Original& o) { return restored.count(o.path) > 0; });
+        if (auto r = saveDurable("applied"); !r) return failWith(r.error());
+        return report;
+    }
     if (!st.restores.empty()) {
         // The originals of knobs put back leave the journal only now that they are back: a second
         // durable save, for a profile that sets less than the one before (not for an event).

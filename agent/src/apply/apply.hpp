@@ -21,7 +21,7 @@ namespace rxtune {
 // device, a device's NAPI kthreads. Each call goes to the family of the key.
 class Knobs {
 public:
-    Knobs(FileTree& fs, XdpSteering* xdp, NapiThreads* napi = nullptr) : io_{fs, xdp, napi} {}
+    Knobs(FileTree& fs, XdpSteering* xdp, NapiThreads* napi = nullptr, NetlinkSource* nl = nullptr) : io_{fs, xdp, napi, nl} {}
     Result<std::string> read(const KnobKey& key, const std::string& path) const;
     Result<void> write(const KnobKey& key, const std::string& path, const std::string& value) const;
     bool exists(const KnobKey& key, const std::string& path) const;
@@ -32,7 +32,7 @@ public:
     // there for a run of writes to their knobs.
     Result<std::unique_ptr<FileTree>> netDir() const;
     // The same knobs, files looked up in `dir` (a device's directory).
-    Knobs within(FileTree& dir) const { return Knobs(dir, io_.xdp, io_.napi); }
+    Knobs within(FileTree& dir) const { return Knobs(dir, io_.xdp, io_.napi, io_.nl); }
 
 private:
     KnobIo io_;
@@ -40,6 +40,7 @@ private:
 
 struct ApplyReport {
     std::vector<Setting> written;
+    std::vector<Skip> refused;  // writes the kernel refused for a reason of the knob's own (a managed IRQ): skipped
     bool resumedInterrupted = false;  // the journal showed an apply that never finished
 };
 
@@ -85,6 +86,7 @@ Step nextJournal(const std::optional<Journal>& before, std::uint64_t freshGenera
 // failure stops the rest; done[i] says which were written.
 struct Executed {
     std::vector<char> done;
+    std::vector<std::pair<size_t, Error>> refused;  // skipped: its family says the refusal is the knob's own
     std::optional<std::pair<size_t, Error>> failed;
 };
 Executed execute(const std::vector<Setting>& pending, const Knobs& knobs, const Plan& plan);

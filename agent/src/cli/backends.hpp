@@ -19,7 +19,7 @@ public:
         if (auto n = Netlink::open()) nl_ = std::move(*n);
         if (nl_) napi_.emplace(fs, *nl_);
     }
-    Knobs knobs(FileTree& fs) { return Knobs(fs, &xdp_, napi_ ? &*napi_ : nullptr); }
+    Knobs knobs(FileTree& fs) { return Knobs(fs, &xdp_, napi_ ? &*napi_ : nullptr, nl_.get()); }
 
 private:
     XdpSteering xdp_;

@@ -117,6 +117,7 @@ json toJson(const Nic& n) {
 json toJson(const HostSnapshot& s) {
     json j;
     j["host"] = toJson(s.host);
+    for (const KnobFamily* f : knobFamilies()) f->detectHostJson(s, j["host"]);
     json ifs = json::array();
     for (const auto& n : s.nics) ifs.push_back(toJson(n));
     j["interfaces"] = std::move(ifs);
@@ -152,6 +153,7 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
     }
     out << "  network namespace: " << (h.initialNetns ? "initial" : "non-initial (host-global sysctls absent)")
         << "\n";
+    for (const KnobFamily* f : knobFamilies()) f->detectHostText(s, out);
     out << "  sysctls\n";
     for (const auto& v : h.sysctls)
         out << "    " << std::left << std::setw(32) << v.key << " " << std::setw(24)

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/detect_output.hpp"
+#include "knobs/registry.hpp"
 #include "cli/reload.hpp"
 #include "cli/status.hpp"
 #include "cli/tune_commands.hpp"
@@ -34,8 +35,9 @@ int runDetect(const std::vector<std::string>& interfaces, bool asJson) {
     if (!nl) return reportError(nl.error());
     auto snap = rxtune::takeSnapshot(fs, **nl, interfaces);
     if (!snap) return reportError(snap.error());
-    for (auto& n : snap->nics)
-        if (auto r = rxtune::readNapiState(fs, **nl, n); !r) return reportError(r.error());
+    const rxtune::SnapshotIo io{fs, **nl, nullptr};
+    for (const rxtune::KnobFamily* f : rxtune::knobFamilies())
+        if (auto r = f->readDetect(io, *snap); !r) return reportError(r.error());
     // Render completely before writing so that an error never leaves half a document on stdout.
     std::string text;
     if (asJson) {

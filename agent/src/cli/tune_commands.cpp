@@ -11,6 +11,7 @@
 
 #include "apply/apply.hpp"
 #include "cli/backends.hpp"
+#include "knobs/irq_state.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "apply/prepare.hpp"
@@ -139,6 +140,7 @@ int runApply(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
     if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
+    if (auto pub = publishPinnedIrqs(o.runDir, store); !pub) std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
     if (o.json) {
         json j = planJson(*p);
         j["written"] = r->written.size();
@@ -147,6 +149,7 @@ int runApply(const TuneOptions& o) {
     }
     for (const auto& s : r->written) std::cout << "  set  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired << "\n";
     for (const auto& s : p->skipped) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
+    for (const auto& s : r->refused) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
     if (r->written.empty()) std::cout << "nothing to do: the host already matches profile " << p->profile << "\n";
     else std::cout << "applied profile " << p->profile << ": " << r->written.size() << " setting(s) changed\n";
     return 0;
@@ -198,6 +201,7 @@ int runRevert(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto r = revertAll(knobs, store);
     if (!r) return report(r.error());
+    if (auto pub = publishPinnedIrqs(o.runDir, store); !pub) std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
     for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << trimmed(x.value) << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
     std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";

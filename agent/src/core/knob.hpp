@@ -19,13 +19,15 @@ enum class Family : std::uint8_t {
     kNapi,         // threaded NAPI on a device and its kthreads' CPUs
     kNapiDefer,    // gro_flush_timeout, napi_defer_hard_irqs
     kGovernor,     // a CPU's cpufreq governor
+    kIrq,          // a device's IRQ's CPUs (/proc/irq/N/smp_affinity_list)
+    kRings,        // a device's RX/TX ring sizes (ethtool)
 };
 
 struct KnobKey {
     Family family = Family::kFile;
     std::string device;  // the interface; empty for a host-wide knob
     std::string name;    // the knob within the family: a sysctl key, "rps_cpus", "threaded", ...
-    int queue = -1;      // kQueue: the queue's index
+    int queue = -1;      // kQueue: the queue's index; kIrq: the IRQ's number
     bool tx = false;     // kQueue: a TX queue
     int cpu = -1;        // kGovernor: the CPU
     bool operator==(const KnobKey& o) const {

@@ -12,12 +12,13 @@ const char* toString(ValueKind k) {
         case ValueKind::kNumbers: return "numbers";
         case ValueKind::kWord: return "word";
         case ValueKind::kXdp: return "xdp";
+        case ValueKind::kCpuList: return "cpulist";
     }
     return "word";
 }
 
 bool parseValueKind(const std::string& s, ValueKind& out) {
-    for (ValueKind k : {ValueKind::kCpuMask, ValueKind::kInteger, ValueKind::kNumbers, ValueKind::kWord, ValueKind::kXdp})
+    for (ValueKind k : {ValueKind::kCpuMask, ValueKind::kInteger, ValueKind::kNumbers, ValueKind::kWord, ValueKind::kXdp, ValueKind::kCpuList})
         if (s == toString(k)) {
             out = k;
             return true;
@@ -35,6 +36,10 @@ std::string normalise(ValueKind kind, const std::string& v) {
         case ValueKind::kNumbers: return joinFields(v);
         case ValueKind::kWord: return trimmed(v);
         case ValueKind::kXdp: return joinFields(v);  // specs are written in one canonical order
+        case ValueKind::kCpuList: {
+            auto set = CpuSet::parseList(v);
+            return set ? set->toList() : trimmed(v);
+        }
     }
     return trimmed(v);
 }
@@ -42,6 +47,10 @@ std::string normalise(ValueKind kind, const std::string& v) {
 bool sameValue(ValueKind kind, const std::string& a, const std::string& b) {
     if (kind == ValueKind::kCpuMask) {
         auto x = CpuSet::parseMask(a), y = CpuSet::parseMask(b);
+        if (x && y) return *x == *y;
+    }
+    if (kind == ValueKind::kCpuList) {
+        auto x = CpuSet::parseList(a), y = CpuSet::parseList(b);
         if (x && y) return *x == *y;
     }
     return normalise(kind, a) == normalise(kind, b);

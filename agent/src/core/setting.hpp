@@ -12,7 +12,7 @@
 namespace rxtune {
 
 // One value type per kernel format; equality is always on the normalised form.
-enum class ValueKind { kCpuMask, kInteger, kNumbers, kWord, kXdp };  // kXdp: an XdpSpec, "" = none
+enum class ValueKind { kCpuMask, kInteger, kNumbers, kWord, kXdp, kCpuList };  // kCpuList: "0-3,8"  // kXdp: an XdpSpec, "" = none
 const char* toString(ValueKind k);
 bool parseValueKind(const std::string& s, ValueKind& out);
 

@@ -115,6 +115,7 @@ public:
           datapathMetrics_(*metrics.registry()),
           datapaths_(datapathMetrics_) {
         reconciler_.configure(&profile_, &cfg_.interfaces);
+        reconciler_.setRunDir(cfg_.runDir);
     }
     ~Agent() {
         for (sd_event_source* s : {driftSrc_, metricsSrc_, idleSrc_, debounceSrc_}) sd_event_source_unref(s);

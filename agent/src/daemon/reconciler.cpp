@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "daemon/log.hpp"
+#include "inventory/irqbalance_reader.hpp"
 #include "inventory/snapshot.hpp"
+#include "knobs/irq_state.hpp"
 #include "planner/planner.hpp"
 
 namespace rxtune {
@@ -38,7 +40,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     } else {
         steered_ = plan.interfaces;
     }
-    Knobs knobs(fs_, xdp_, &napi_);
+    Knobs knobs(fs_, xdp_, &napi_, &nl_);
     auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
         LOG_E("apply failed, its writes were undone: " + applied.error().message());
@@ -49,7 +51,19 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     for (const auto& s : applied->written) {
         LOG_I((why == Why::kDrift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
         if (why == Why::kDrift) metrics_.countDriftCorrection(s);
+        if (why == Why::kDrift && s.key.family == Family::kIrq) {
+            // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
+            metrics_.countIrqMove(s.key.device, static_cast<unsigned>(s.key.queue));
+            Topology none;
+            auto b = readIrqbalance(fs_, none);
+            LOG_N("IRQ " + std::to_string(s.key.queue) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +
+                  s.desired + (b && b->running ? "; irqbalance runs (pid " + std::to_string(b->pid) + ") and is the likely mover: enable rxtune's policy script"
+                                               : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.queue) + "/smp_affinity_list"));
+        }
     }
+    for (const auto& r : applied->refused) LOG_W("skipped " + r.id + ": " + r.reason);
+    if (!runDir_.empty())
+        if (auto p = publishPinnedIrqs(runDir_, store_); !p) LOG_W("pinned-irqs: " + p.error().message());
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
@@ -64,7 +78,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
 }
 
 Result<RevertReport> Reconciler::revert() {
-    Knobs knobs(fs_, xdp_, &napi_);
+    Knobs knobs(fs_, xdp_, &napi_, &nl_);
     return revertAll(knobs, store_);
 }
 

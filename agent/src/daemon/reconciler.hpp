@@ -36,6 +36,8 @@ public:
     // names a whole-host run may plan for. Only these are read, so that the drift check costs
     // what the matching devices cost, not what the node's thousands of others would.
     void setCandidates(std::function<std::vector<std::string>()> candidates) { candidates_ = std::move(candidates); }
+    // Where <run_dir>/pinned-irqs goes (irqbalance's policy script reads it); empty: nowhere.
+    void setRunDir(std::string runDir) { runDir_ = std::move(runDir); }
 
     // devices: an event's, the only ones read and answered for; null: the whole host.
     // autoIn: mode auto's decisions (null otherwise). firstEvent: when the burst began, for the
@@ -64,6 +66,7 @@ private:
     const Profile* profile_ = nullptr;
     const std::vector<std::string>* interfaces_ = nullptr;
     std::vector<std::string> steered_;
+    std::string runDir_;
     bool wrote_ = false;
     std::function<std::vector<std::string>()> candidates_;
 };

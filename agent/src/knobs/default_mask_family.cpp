@@ -13,7 +13,7 @@ public:
     std::string id(const KnobKey&) const override { return "sysctl " + std::string(kDefaultMaskSysctl); }
     std::string path(const KnobKey&) const override { return paths::sysctl(std::string(kDefaultMaskSysctl)); }
     std::string settingLabel(const KnobKey&) const override { return std::string(kDefaultMaskSysctl); }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         if (p != path({})) return std::nullopt;
         return key();
     }

@@ -50,6 +50,7 @@ struct KnobIo {
     FileTree& fs;
     XdpSteering* xdp = nullptr;
     NapiThreads* napi = nullptr;
+    NetlinkSource* nl = nullptr;  // ethtool requests (rings)
 };
 
 // What a family may read into the snapshot beyond what every plan reads.
@@ -69,14 +70,24 @@ public:
     // knob (a family whose knob is not a file makes one up under its device).
     virtual std::string id(const KnobKey& k) const = 0;
     virtual std::string path(const KnobKey& k) const = 0;
-    // The journal's edge: the key of a path this family built, nullopt when it is not one of its.
-    virtual std::optional<KnobKey> keyOf(std::string_view path) const = 0;
+    // The journal's edge: the key of a knob this family built (its path, and its id where the path
+    // alone does not say all: an IRQ's owner); nullopt when it is not one of its.
+    virtual std::optional<KnobKey> keyOf(std::string_view path, std::string_view id) const = 0;
     // The `setting` label of rxtune_drift_corrections_total (the interface label is k.device).
     virtual std::string settingLabel(const KnobKey& k) const { return k.name; }
 
     // Reading: what this family's planning needs of the chosen devices that the snapshot does not
     // read for every plan (it is asked only when the profile uses the family).
     virtual Result<void> readInto(const Profile&, const SnapshotIo&, HostSnapshot&) const { return {}; }
+
+    // detect: what the family reads for `rxtune detect` (all devices, and host facts).
+    virtual Result<void> readDetect(const SnapshotIo&, HostSnapshot&) const { return {}; }
+    virtual void detectHostJson(const HostSnapshot&, nlohmann::ordered_json& /*host*/) const {}
+    virtual void detectHostText(const HostSnapshot&, std::ostream&) const {}
+
+    // What the device will look like once this family's settings are in place, for the steering
+    // decision and the other families (the RX IRQ on the CPU the plan puts it on). Default: as is.
+    virtual void shapeDevice(const PlanInput&, Nic&) const {}
 
     // Planning: host-wide knobs before the devices, each chosen device, then per-CPU knobs.
     virtual Result<void> planHost(const PlanInput&, Plan&) const { return {}; }
@@ -90,6 +101,9 @@ public:
     virtual bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const;
     virtual bool writable(const KnobIo& io, const KnobKey& k, const std::string& path) const;
     virtual std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const;  // errors
+    // A write the kernel refuses for a reason of its own that makes the knob not rxtune's to set
+    // (a managed IRQ): reported and skipped, not an apply failure. Default: every failure fails.
+    virtual bool refusalIsSkip(const KnobKey&, const Error&) const { return false; }
     // Where the kernel's acceptance of a write is proof of what it holds (no read-back needed).
     virtual bool writeIsExact(const KnobKey&, ValueKind, const std::string& /*value*/, const Plan* /*plan*/) const { return false; }
 

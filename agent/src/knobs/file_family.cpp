@@ -12,7 +12,7 @@ public:
     std::string_view name() const override { return "file"; }
     std::string id(const KnobKey& k) const override { return k.name; }
     std::string path(const KnobKey& k) const override { return k.name; }
-    std::optional<KnobKey> keyOf(std::string_view) const override { return std::nullopt; }
+    std::optional<KnobKey> keyOf(std::string_view, std::string_view) const override { return std::nullopt; }
 };
 
 }  // namespace

@@ -19,7 +19,7 @@ public:
     std::string_view name() const override { return "governor"; }
     std::string id(const KnobKey& k) const override { return "cpu" + std::to_string(k.cpu) + " governor"; }
     std::string path(const KnobKey& k) const override { return paths::cpuDir(static_cast<unsigned>(k.cpu)) + std::string(kFile); }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kPrefix);
         if (!rest || !rest->ends_with(kFile)) return std::nullopt;
         auto cpu = pathkey::number(rest->substr(0, rest->size() - kFile.size()));

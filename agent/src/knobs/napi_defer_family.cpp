@@ -22,7 +22,7 @@ public:
     std::string_view name() const override { return "napi_defer"; }
     std::string id(const KnobKey& k) const override { return k.device + " " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);

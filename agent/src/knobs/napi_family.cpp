@@ -47,7 +47,7 @@ public:
     }
     std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
     std::string settingLabel(const KnobKey& k) const override { return k.name == kThreaded ? "threaded" : "napi_kthreads"; }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
@@ -59,6 +59,13 @@ public:
         const auto& c = profile.steering.autoThresholds.candidates;
         const bool autoNapi = profile.steering.mode == SteeringMode::kAuto && std::find(c.begin(), c.end(), SteeringMode::kNapi) != c.end();
         if (profile.steering.mode != SteeringMode::kNapi && !autoNapi) return {};
+        for (auto& n : snap.nics)
+            if (!n.napi.read)
+                if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+        return {};
+    }
+
+    Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
         for (auto& n : snap.nics)
             if (!n.napi.read)
                 if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
@@ -78,7 +85,13 @@ public:
                                                              "with GRO or XDP on: ethtool -K " + nic.name + " gro on)"});
             return {};
         }
-        const std::string why = "threaded NAPI: the poll runs in its kthread(s), pinned to CPUs " + d.targets.toList() + d.notes;
+        std::string why = "threaded NAPI: the poll runs in its kthread(s), pinned to CPUs " + d.targets.toList() + d.notes;
+        // veth hands a frame to its NAPI only where GRO may take it (veth_skb_is_eligible_for_gro):
+        // with TSO on the peer (the default), only with rx-udp-gro-forwarding or rx-gro-list on
+        // here; other frames go to the sender's backlog and the kthread gets none of them.
+        if (nic.kind == "veth")
+            why += "; veth: frames take the NAPI path only with GRO and rx-udp-gro-forwarding (or rx-gro-list) on " + nic.name +
+                   ", or TSO off on its peer; the others stay on the sender's CPU";
         p.settings.push_back(makeSetting(*this, napiKey(nic.name, kThreaded), ValueKind::kInteger, trimmed(*nic.napi.threaded), "1", why,
                                          *nic.napi.threaded));
         p.settings.push_back(makeSetting(*this, napiKey(nic.name, kKthreads), ValueKind::kCpuMask, kthreadsValue(nic.napi.instances),

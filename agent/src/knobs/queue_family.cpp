@@ -29,7 +29,7 @@ public:
     std::string path(const KnobKey& k) const override {
         return paths::queueFile(k.device, k.tx ? paths::QueueDir::kTx : paths::QueueDir::kRx, static_cast<unsigned>(k.queue), k.name);
     }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);

@@ -10,6 +10,8 @@ const std::vector<const KnobFamily*>& knobFamilies() {
         &queueFamily(),
         &napiFamily(),
         &napiDeferFamily(),
+        &irqFamily(),
+        &ringsFamily(),
         &governorFamily(),
     };
     return table;
@@ -21,17 +23,17 @@ const KnobFamily& familyOf(Family f) {
     return fileFamily();
 }
 
-KnobKey keyOfPath(std::string_view path) {
+KnobKey keyOfPath(std::string_view path, std::string_view id) {
     for (const KnobFamily* k : knobFamilies())
-        if (auto key = k->keyOf(path)) return *key;
+        if (auto key = k->keyOf(path, id)) return *key;
     KnobKey plain;
     plain.name = std::string(path);
     return plain;
 }
 
 void recoverKeys(Journal& j) {
-    for (auto& o : j.originals) o.key = keyOfPath(o.path);
-    for (auto& s : j.applied) s.key = keyOfPath(s.path);
+    for (auto& o : j.originals) o.key = keyOfPath(o.path, o.id);
+    for (auto& s : j.applied) s.key = keyOfPath(s.path, s.id);
 }
 
 }  // namespace rxtune

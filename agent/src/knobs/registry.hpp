@@ -14,7 +14,7 @@ const KnobFamily& familyOf(Family f);
 inline const KnobFamily& familyOf(const KnobKey& k) { return familyOf(k.family); }
 // The journal's edge: the key of a path one of the families built; a plain file (Family::kFile)
 // when none claims it.
-KnobKey keyOfPath(std::string_view path);
+KnobKey keyOfPath(std::string_view path, std::string_view id = {});
 
 // A loaded journal's keys, from its paths (the journal stores ids and paths only, as ever).
 void recoverKeys(Journal& j);
@@ -28,5 +28,7 @@ const KnobFamily& queueFamily();
 const KnobFamily& napiFamily();
 const KnobFamily& napiDeferFamily();
 const KnobFamily& governorFamily();
+const KnobFamily& irqFamily();
+const KnobFamily& ringsFamily();
 
 }  // namespace rxtune

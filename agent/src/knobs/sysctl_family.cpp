@@ -44,7 +44,7 @@ public:
     std::string_view name() const override { return "sysctl"; }
     std::string id(const KnobKey& k) const override { return "sysctl " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::sysctl(k.name); }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kPrefix);
         if (!rest || rest->empty()) return std::nullopt;
         std::string key(*rest);

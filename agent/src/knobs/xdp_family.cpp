@@ -17,7 +17,7 @@ public:
     std::string id(const KnobKey& k) const override { return k.device + " xdp steering"; }
     std::string path(const KnobKey& k) const override { return std::string(kPrefix) + k.device; }
     std::string settingLabel(const KnobKey&) const override { return "steering"; }
-    std::optional<KnobKey> keyOf(std::string_view p) const override {
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kPrefix);
         if (!rest || rest->empty() || rest->find('/') != std::string_view::npos) return std::nullopt;
         return KnobKey{Family::kXdp, std::string(*rest), "steering"};

@@ -91,6 +91,7 @@ Metrics::Metrics(std::string version)
                     .Register(*registry_)),
       applies_(prometheus::BuildCounter().Name("rxtune_applies_total").Help("Reconciliations by result").Register(*registry_)),
       drift_(prometheus::BuildCounter().Name("rxtune_drift_corrections_total").Help("Settings found changed by someone else and set again").Register(*registry_)),
+      irqMoves_(prometheus::BuildCounter().Name("rxtune_irq_moves_total").Help("A pinned IRQ found on other CPUs (moved by someone else) and put back").Register(*registry_)),
       lastApply_(prometheus::BuildGauge().Name("rxtune_last_apply_timestamp_seconds").Help("When the last reconciliation finished").Register(*registry_)),
       latency_(prometheus::BuildHistogram()
                    .Name("rxtune_reapply_latency_seconds")
@@ -262,6 +263,10 @@ void Metrics::setBpfState(const std::string& program, BpfAvailability state) {
 
 void Metrics::countDriftCorrection(const Setting& s) {
     drift_.Add({{"interface", s.key.device}, {"setting", familyOf(s.key).settingLabel(s.key)}}).Increment();
+}
+
+void Metrics::countIrqMove(const std::string& interface, unsigned irq) {
+    irqMoves_.Add({{"interface", interface}, {"irq", std::to_string(irq)}}).Increment();
 }
 
 void Metrics::observeReapplyLatency(std::chrono::nanoseconds d) {

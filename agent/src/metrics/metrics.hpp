@@ -43,7 +43,8 @@ public:
     // Exact NET_RX accounting from BPF (totals since load), and whether it is there at all.
     void updateBpf(const std::map<unsigned, CpuSoftirq>& perCpu);
     void setBpfState(const std::string& program, BpfAvailability state);
-    void countDriftCorrection(const Setting& s);  // labels from the setting's family
+    void countDriftCorrection(const Setting& s);
+    void countIrqMove(const std::string& interface, unsigned irq);  // an IRQ someone moved, put back  // labels from the setting's family
     void observeReapplyLatency(std::chrono::nanoseconds d);
     // steering: mode: auto
     void countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason);
@@ -87,6 +88,7 @@ private:
     prometheus::Family<prometheus::Gauge>& settings_;
     prometheus::Family<prometheus::Counter>& applies_;
     prometheus::Family<prometheus::Counter>& drift_;
+    prometheus::Family<prometheus::Counter>& irqMoves_;
     prometheus::Family<prometheus::Gauge>& lastApply_;
     prometheus::Family<prometheus::Histogram>& latency_;
     prometheus::Family<prometheus::Gauge>& busiest_;

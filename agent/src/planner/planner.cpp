@@ -176,9 +176,11 @@ Nic canonical(const Nic& n) {
 
 // How one chosen device is steered (mode, targets, the notes every family's reason carries);
 // skips and plan --explain lines go into p.
-static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts,
-                                             Plan& p) {
-    DeviceSteering d{nic, SteeringMode::kNone, {}, {}};
+// nic: the device as the families will leave it (its RX IRQ where the plan puts it); the
+// returned steering names `original`, the device as it is.
+static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topology& host, const Nic& original, const Nic& nic,
+                                             const PlanOptions& opts, Plan& p) {
+    DeviceSteering d{original, SteeringMode::kNone, {}, {}};
     if (profile.steering.mode == SteeringMode::kNone) return d;
     auto targets = steeringTargets(profile, host, &nic, opts);
     if (!targets) return failWith(targets.error());
@@ -246,7 +248,9 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
     for (const Nic* nic : nics) {
         p.interfaces.push_back(nic->name);
         if (profile.recommendDatapath && nic->verdict == Verdict::kSingleQueue) p.advice.push_back(datapathAdvice(profile, host, *nic, opts));
-        auto steering = deviceSteering(profile, host, *nic, opts, p);
+        Nic shaped = *nic;
+        for (const KnobFamily* f : knobFamilies()) f->shapeDevice(in, shaped);
+        auto steering = deviceSteering(profile, host, *nic, shaped, opts, p);
         if (!steering) return failWith(steering.error());
         for (const KnobFamily* f : knobFamilies())
             if (auto r = f->planDevice(in, *steering, p); !r) return failWith(r.error());

@@ -48,7 +48,9 @@ struct Partial {
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
     std::optional<std::uint64_t> groFlushTimeout, napiDeferHardIrqs;  // nic:
-    Location nicWhere;
+    std::optional<RingSize> ringRx, ringTx;
+    Location nicWhere, ringsWhere;
+    std::optional<IrqIntent> irq;
 };
 
 class Parser {
@@ -103,7 +105,7 @@ public:
 
     Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
         Partial p;
-        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath", "nic"});
+        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath", "nic", "irq"});
         if (auto inc = root["include"]) {
             for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
         }
@@ -111,8 +113,39 @@ public:
         if (auto m = root["match"]) parseMatch(m, p);
         if (auto s = root["steering"]) parseSteering(s, p);
         if (auto s = root["sysctl"]) parseSysctl(s, p);
+        if (auto q = root["irq"]) {
+            requireMap(q, "irq", {"cpus"});
+            if (auto c = q["cpus"]) {
+                IrqIntent in;
+                in.where = at(c);
+                const auto v = str(c, "irq.cpus");
+                if (v == "keep") in.kind = IrqIntent::Kind::kKeep;
+                else if (v == "auto") in.kind = IrqIntent::Kind::kAuto;
+                else {
+                    auto set = CpuSet::parseList(v);
+                    if (!set || set->empty()) error(c, "irq.cpus", "expected auto, keep or a cpulist, got '" + v + "'");
+                    in.kind = IrqIntent::Kind::kList;
+                    in.list = *set;
+                }
+                p.irq = in;
+            }
+        }
         if (auto n = root["nic"]) {
-            requireMap(n, "nic", {"gro_flush_timeout", "napi_defer_hard_irqs"});
+            requireMap(n, "nic", {"gro_flush_timeout", "napi_defer_hard_irqs", "rings"});
+            if (auto r = n["rings"]) {
+                requireMap(r, "nic.rings", {"rx", "tx"});
+                p.ringsWhere = at(r);
+                auto ring = [&](const YAML::Node& v, const std::string& key) {
+                    RingSize s;
+                    if (v.IsScalar() && v.Scalar() == "max") s.max = true;
+                    else if (v.IsScalar() && !v.Scalar().empty() && std::isdigit(static_cast<unsigned char>(v.Scalar()[0])))
+                        s.n = static_cast<std::uint32_t>(integer(v, key, 1, 1 << 20));
+                    else error(v, key, "expected max or a number of descriptors, got '" + (v.IsScalar() ? v.Scalar() : std::string("a ") + (v.IsMap() ? "mapping" : "list")) + "'");
+                    return s;
+                };
+                if (auto v = r["rx"]) p.ringRx = ring(v, "nic.rings.rx");
+                if (auto v = r["tx"]) p.ringTx = ring(v, "nic.rings.tx");
+            }
             p.nicWhere = at(n);
             // The kernel's limits: gro_flush_timeout is an unsigned long of ns (capped here at an
             // hour, beyond any sane deferral), napi_defer_hard_irqs at most S32_MAX (net-sysfs.c).
@@ -297,6 +330,10 @@ void mergeInto(Partial& base, const Partial& over) {
     if (over.groFlushTimeout || over.napiDeferHardIrqs) base.nicWhere = over.nicWhere;
     take(base.groFlushTimeout, over.groFlushTimeout);
     take(base.napiDeferHardIrqs, over.napiDeferHardIrqs);
+    if (over.ringRx || over.ringTx) base.ringsWhere = over.ringsWhere;
+    take(base.ringRx, over.ringRx);
+    take(base.ringTx, over.ringTx);
+    take(base.irq, over.irq);
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
@@ -412,6 +449,10 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     out.nic.groFlushTimeout = p.groFlushTimeout;
     out.nic.napiDeferHardIrqs = p.napiDeferHardIrqs;
     out.nic.where = p.nicWhere;
+    out.nic.ringRx = p.ringRx.value_or(RingSize{});
+    out.nic.ringTx = p.ringTx.value_or(RingSize{});
+    out.nic.ringsWhere = p.ringsWhere;
+    out.irq = p.irq.value_or(IrqIntent{});
     if (p.governors) {
         out.governors = *p.governors;
         out.governorsWhere = p.governorsWhere;

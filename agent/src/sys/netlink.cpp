@@ -233,6 +233,10 @@ Result<Coalesce> NetlinkSource::coalesce(const std::string&) {
     return c;
 }
 
+Result<void> NetlinkSource::setRings(const std::string& ifname, std::optional<std::uint32_t>, std::optional<std::uint32_t>) {
+    return fail(EOPNOTSUPP, "ethtool RINGS_SET", ifname);
+}
+
 Result<std::optional<std::map<std::string, Channels>>> NetlinkSource::allChannels() {
     return std::optional<std::map<std::string, Channels>>();
 }
@@ -491,6 +495,7 @@ struct GetReply {
 
 int onGetValid(nl_msg* msg, void* arg) {
     auto* r = static_cast<GetReply*>(arg);
+    if (!*r->parse) return NL_OK;
     std::vector<nlattr*> tb(static_cast<size_t>(r->maxAttr) + 1, nullptr);
     if (genlmsg_parse(nlmsg_hdr(msg), 0, tb.data(), r->maxAttr, nullptr) < 0) {
         r->err = EBADMSG;
@@ -516,7 +521,7 @@ int onGetAck(nl_msg*, void* arg) {
 }  // namespace
 
 Result<int> Netlink::ethtoolGet(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
-                                const std::function<void(nlattr**)>& parse) {
+                                const std::function<void(nlattr**)>& parse, const std::function<bool(nl_msg*)>& fill) {
     if (ethtoolFamily_ < 0) return EOPNOTSUPP;
     MsgGuard m{nlmsg_alloc()};
     if (!m.msg || !genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, ethtoolFamily_, 0, NLM_F_ACK, static_cast<std::uint8_t>(cmd),
@@ -525,6 +530,7 @@ Result<int> Netlink::ethtoolGet(int cmd, int headerAttr, int maxAttr, const std:
     nlattr* hdr = nla_nest_start(m.msg, headerAttr);
     if (!hdr || nla_put_string(m.msg, ETHTOOL_A_HEADER_DEV_NAME, ifname.c_str()) < 0) return fail(ENOMEM, what, ifname);
     nla_nest_end(m.msg, hdr);
+    if (fill && !fill(m.msg)) return fail(ENOMEM, what, ifname);
     CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
     if (!cb.cb) return fail(ENOMEM, what, ifname);
     GetReply reply;
@@ -539,7 +545,7 @@ Result<int> Netlink::ethtoolGet(int cmd, int headerAttr, int maxAttr, const std:
         if (rc < 0 && !reply.done && reply.err == 0) return fail(libnlToErrno(rc), what, ifname, nl_geterror(rc));
         if (reply.err != 0) break;
     }
-    if (reply.err == 0 && !reply.got) return fail(EBADMSG, what, ifname, "no reply");
+    if (reply.err == 0 && !reply.got && parse) return fail(EBADMSG, what, ifname, "no reply");
     return reply.err;
 }
 
@@ -590,6 +596,18 @@ Result<Coalesce> Netlink::coalesce(const std::string& ifname) {
     if (*rc != 0) return fail(*rc, "ethtool COALESCE_GET", ifname);
     c.supported = true;
     return c;
+}
+
+Result<void> Netlink::setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) {
+    auto rc = ethtoolGet(ETHTOOL_MSG_RINGS_SET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_SET", {},
+                         [&](nl_msg* msg) {
+                             if (rx && nla_put_u32(msg, ETHTOOL_A_RINGS_RX, *rx) < 0) return false;
+                             if (tx && nla_put_u32(msg, ETHTOOL_A_RINGS_TX, *tx) < 0) return false;
+                             return true;
+                         });
+    if (!rc) return failWith(rc.error());
+    if (*rc != 0) return fail(*rc, "ethtool RINGS_SET", ifname);
+    return {};
 }
 
 }  // namespace rxtune

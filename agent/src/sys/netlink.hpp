@@ -15,6 +15,7 @@
 struct nl_sock;
 struct rtnl_link;
 struct nlattr;
+struct nl_msg;
 
 namespace rxtune {
 
@@ -54,6 +55,8 @@ public:
     // with the reason, not an error. The default answers so (fakes without them).
     virtual Result<Rings> rings(const std::string& ifname);
     virtual Result<Coalesce> coalesce(const std::string& ifname);
+    // ETHTOOL_MSG_RINGS_SET of the sizes given; EOPNOTSUPP where the driver cannot (the default).
+    virtual Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx);
 };
 
 // The real thing: libnl-3 route cache, ethtool generic netlink, SIOCETHTOOL as fallback.
@@ -72,6 +75,7 @@ public:
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override;
     Result<Rings> rings(const std::string& ifname) override;
     Result<Coalesce> coalesce(const std::string& ifname) override;
+    Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override;
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
 
@@ -87,8 +91,9 @@ private:
     Netlink() = default;
     // One ETHTOOL_MSG_*_GET for ifname: parse gets the reply's attributes (max: its highest).
     // Returns the kernel's errno (EOPNOTSUPP: the driver cannot answer), 0 on success.
+    // fill adds the request's attributes after the header (null: none); parse null: no reply body.
     Result<int> ethtoolGet(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
-                           const std::function<void(nlattr**)>& parse);
+                           const std::function<void(nlattr**)>& parse, const std::function<bool(nl_msg*)>& fill = {});
     Result<Channels> channelsGenl(const std::string& ifname);
     Result<Channels> channelsIoctl(const std::string& ifname);
 

@@ -13,6 +13,12 @@ KnobKey queue(const std::string& dev, bool tx, int q, const std::string& file) {
     return k;
 }
 
+KnobKey irq(const std::string& dev, int n, const std::string& action) {
+    KnobKey k{Family::kIrq, dev, action};
+    k.queue = n;
+    return k;
+}
+
 KnobKey governor(int cpu) {
     KnobKey k{Family::kGovernor, "", "governor"};
     k.cpu = cpu;
@@ -36,13 +42,18 @@ TEST_CASE("every family's path gives its key back, and only its own", "[knobs]")
         {Family::kNapiDefer, "enp2s0", "napi_defer_hard_irqs"},
         governor(0),
         governor(17),
+        irq("enp1s0", 77, "enp1s0-TxRx-0"),
+        irq("ens2f0np0", 99, "mlx5_comp0@pci:0000:3b:00.0"),
+        irq("a", 5, "x irq 5 y"),  // the marker inside an action's name: the owner still comes back
+        {Family::kRings, "enp3s0", "rx"},
+        {Family::kRings, "enp3s0", "tx"},
     };
     std::set<std::string> paths, ids;
     for (const auto& k : keys) {
         const KnobFamily& f = familyOf(k);
         INFO(f.id(k) << " at " << f.path(k));
         CHECK(f.family() == k.family);
-        CHECK(keyOfPath(f.path(k)) == k);
+        CHECK(keyOfPath(f.path(k), f.id(k)) == k);
         CHECK(paths.insert(f.path(k)).second);
         CHECK(ids.insert(f.id(k)).second);
     }
@@ -52,6 +63,10 @@ TEST_CASE("every family's path gives its key back, and only its own", "[knobs]")
     CHECK(familyOf(Family::kGovernor).id(governor(5)) == "cpu5 governor");
     CHECK(familyOf(Family::kXdp).path({Family::kXdp, "fb", "steering"}) == "sys/fs/bpf/rxtune/fb");
     CHECK(familyOf(Family::kDefaultMask).id({}) == "sysctl net.core.rps_default_mask");
+    CHECK(familyOf(Family::kIrq).id(irq("enp1s0", 77, "enp1s0-TxRx-0")) == "enp1s0 irq 77 enp1s0-TxRx-0");
+    CHECK(familyOf(Family::kIrq).path(irq("enp1s0", 77, "enp1s0-TxRx-0")) == "proc/irq/77/smp_affinity_list");
+    // An IRQ's number alone is not its identity: without the owner the journal entry is a plain file.
+    CHECK(keyOfPath("proc/irq/77/smp_affinity_list").family == Family::kFile);
 }
 
 TEST_CASE("a path no family built is a plain file; near misses are not claimed", "[knobs]") {
@@ -68,6 +83,6 @@ TEST_CASE("a path no family built is a plain file; near misses are not claimed",
 TEST_CASE("the registry lists each family once, host-wide ones before devices' before CPUs'", "[knobs]") {
     std::set<Family> seen;
     for (const KnobFamily* f : knobFamilies()) CHECK(seen.insert(f->family()).second);
-    CHECK(seen.size() == 7);
+    CHECK(seen.size() == 9);
     CHECK(&familyOf(Family::kFile) == &fileFamily());
 }

@@ -82,6 +82,7 @@ public:
             li.arptype = l["arptype"];
             li.numRxQueues = l["num_rx_queues"];
             li.numTxQueues = l["num_tx_queues"];
+            li.stats.rxDropped = l.value("rx_dropped", 0ull);
             out.push_back(li);
         }
         return out;
@@ -112,6 +113,49 @@ public:
         }
         return di;
     }
+
+    // Rings and coalescing where the fixture has them; RINGS_SET changes what RINGS_GET answers.
+    Result<Rings> rings(const std::string& ifname) override {
+        Rings r;
+        const auto& l = find(ifname);
+        if (!l.contains("rings")) {
+            r.error = "Operation not supported";
+            return r;
+        }
+        const auto& j = l["rings"];
+        r.supported = true;
+        r.rx = j["rx"], r.rxMax = j["rx_max"], r.tx = j["tx"], r.txMax = j["tx_max"];
+        return r;
+    }
+    Result<Coalesce> coalesce(const std::string& ifname) override {
+        Coalesce c;
+        const auto& l = find(ifname);
+        if (!l.contains("coalesce")) {
+            c.error = "Operation not supported";
+            return c;
+        }
+        const auto& j = l["coalesce"];
+        c.supported = true;
+        auto u = [&](const char* k) { return j.contains(k) ? std::optional<std::uint32_t>(j[k].get<std::uint32_t>()) : std::nullopt; };
+        auto b = [&](const char* k) { return j.contains(k) ? std::optional<bool>(j[k].get<bool>()) : std::nullopt; };
+        c.rxUsecs = u("rx_usecs"), c.rxFrames = u("rx_frames"), c.txUsecs = u("tx_usecs"), c.txFrames = u("tx_frames");
+        c.adaptiveRx = b("adaptive_rx"), c.adaptiveTx = b("adaptive_tx");
+        return c;
+    }
+    Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override {
+        ++ringSets;
+        for (auto& l : doc_["links"]) {
+            if (l["name"] != ifname) continue;
+            if (!l.contains("rings")) return fail(EOPNOTSUPP, "ethtool RINGS_SET", ifname);
+            if ((rx && *rx > l["rings"]["rx_max"].get<std::uint32_t>()) || (tx && *tx > l["rings"]["tx_max"].get<std::uint32_t>()))
+                return fail(EINVAL, "ethtool RINGS_SET", ifname);
+            if (rx) l["rings"]["rx"] = *rx;
+            if (tx) l["rings"]["tx"] = *tx;
+            return {};
+        }
+        return fail(ENODEV, "ethtool RINGS_SET", ifname);
+    }
+    int ringSets = 0;
 
     // What napi-get would answer, where the fixture says (else the kernel is one without it).
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override {

@@ -1,0 +1,250 @@
+// IRQ affinity (irq.cpus: auto | keep | LIST): the CPU(s) of each matched device's RX IRQ(s),
+// written to /proc/irq/N/smp_affinity_list and read back from effective_affinity_list. An IRQ is
+// known by its owner, the device and the IRQ's action name, not by its number alone: a number is
+// given to another device after a driver reload, so a journaled original is put back only while
+// /proc/irq/N/<action> shows the same owner. A managed IRQ (the kernel spreads it itself and
+// refuses affinity writes with EIO) is reported and skipped. Also irqbalance's view (detect).
+#include <algorithm>
+
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "inventory/irqbalance_reader.hpp"
+#include "inventory/interrupts.hpp"
+#include "knobs/path_key.hpp"
+#include "knobs/registry.hpp"
+#include "planner/planner.hpp"
+
+namespace rxtune {
+
+namespace {
+
+constexpr std::string_view kIrqDir = "proc/irq/";
+constexpr std::string_view kFile = "/smp_affinity_list";
+
+bool rxRole(const Irq& i) { return i.role == "rx" || i.role == "rxtx"; }
+
+// The IRQs the section is about: the device's RX ones, or all of them where none is named for
+// RX (r8169 names its one vector after the device).
+std::vector<const Irq*> rxIrqs(const Nic& nic) {
+    std::vector<const Irq*> out;
+    const bool anyRx = std::any_of(nic.irqs.begin(), nic.irqs.end(), rxRole);
+    for (const auto& i : nic.irqs)
+        if (!anyRx || rxRole(i)) out.push_back(&i);
+    return out;
+}
+
+KnobKey irqKey(const std::string& dev, const Irq& i) {
+    KnobKey k{Family::kIrq, dev, i.name};
+    k.queue = static_cast<int>(i.number);
+    return k;
+}
+
+// The CPUs irq.cpus gives the device's RX IRQ, with the reason for every online CPU (plan --explain).
+struct IrqChoice {
+    CpuSet cpus;
+    std::vector<std::string> why;
+    std::string skip;  // non-empty: no CPU to choose
+};
+
+IrqChoice choose(const PlanInput& in, const Nic& nic) {
+    const IrqIntent& want = in.profile.irq;
+    const Topology& host = in.snap.host;
+    IrqChoice c;
+    if (want.kind == IrqIntent::Kind::kList) {
+        c.cpus = want.list & host.online;
+        for (unsigned cpu : host.online.cpus())
+            c.why.push_back("cpu " + std::to_string(cpu) + (c.cpus.contains(cpu) ? " chosen: in irq.cpus" : " left out: not in irq.cpus"));
+        if (c.cpus.empty()) c.skip = "irq.cpus " + want.list.toList() + " names no online CPU";
+        return c;
+    }
+    CpuSet node = host.online;
+    if (nic.numaNode >= 0)
+        if (auto n = host.numaNodes.find(static_cast<unsigned>(nic.numaNode)); n != host.numaNodes.end()) node = n->second & host.online;
+    CpuSet app;
+    if (in.profile.steering.cpus.kind == CpuChoice::Kind::kCgroup)
+        if (auto g = in.opts.cgroupCpus.find(in.profile.steering.cpus.cgroupPath); g != in.opts.cgroupCpus.end()) app = g->second;
+    std::optional<unsigned> best;
+    auto work = [&](unsigned cpu) {
+        auto it = in.snap.interruptsPerCpu.find(cpu);
+        return it == in.snap.interruptsPerCpu.end() ? std::uint64_t{0} : it->second;
+    };
+    for (unsigned cpu : host.online.cpus()) {
+        std::string why;
+        if (!node.contains(cpu)) why = "left out: not on the NIC's NUMA node " + std::to_string(nic.numaNode);
+        else if (host.isolated.contains(cpu) || host.nohzFull.contains(cpu)) why = "left out: isolated/nohz_full";
+        else if (app.contains(cpu)) why = "left out: the application's (cgroup " + in.profile.steering.cpus.cgroupPath + ")";
+        else {
+            why = "eligible: " + std::to_string(work(cpu)) + " interrupts so far";
+            if (!best || work(cpu) < work(*best)) best = cpu;
+        }
+        c.why.push_back("cpu " + std::to_string(cpu) + " " + why);
+    }
+    if (!best) {
+        c.skip = "irq.cpus auto: no CPU on the NIC's NUMA node that is neither isolated, nohz_full nor the application's";
+        return c;
+    }
+    c.cpus = CpuSet::of({*best});
+    c.why.push_back("cpu " + std::to_string(*best) + " chosen: the eligible CPU with the least other interrupt work");
+    return c;
+}
+
+class IrqFamily final : public KnobFamily {
+public:
+    Family family() const override { return Family::kIrq; }
+    std::string_view name() const override { return "irq"; }
+    // "<dev> irq <N> <action>": the owner is part of the identity (the journal's id keeps it).
+    std::string id(const KnobKey& k) const override { return k.device + " irq " + std::to_string(k.queue) + " " + k.name; }
+    std::string path(const KnobKey& k) const override {
+        return paths::irqFile(static_cast<unsigned>(k.queue), std::string(kFile).substr(1));
+    }
+    std::string settingLabel(const KnobKey&) const override { return "irq_affinity"; }
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view id) const override {
+        auto rest = pathkey::after(p, kIrqDir);
+        if (!rest || !rest->ends_with(kFile)) return std::nullopt;
+        auto n = pathkey::number(rest->substr(0, rest->size() - kFile.size()));
+        // A device's name has no whitespace (the kernel's rule): it ends at the first space.
+        const auto at = id.find(' ');
+        const std::string marker = " irq " + (n ? std::to_string(*n) : std::string()) + " ";
+        if (!n || at == std::string_view::npos || at == 0 || id.substr(at, marker.size()) != marker) return std::nullopt;
+        KnobKey k{Family::kIrq, std::string(id.substr(0, at)), std::string(id.substr(at + marker.size()))};
+        k.queue = *n;
+        return k;
+    }
+
+    Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
+        if (profile.irq.kind == IrqIntent::Kind::kKeep) return {};
+        return readHost(io, snap);
+    }
+    Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override { return readHost(io, snap); }
+
+    void shapeDevice(const PlanInput& in, Nic& nic) const override {
+        if (in.profile.irq.kind == IrqIntent::Kind::kKeep) return;
+        const IrqChoice c = choose(in, nic);
+        if (!c.skip.empty()) return;
+        for (auto& i : nic.irqs)
+            for (const Irq* r : rxIrqs(nic))
+                if (r == &i) {
+                    i.affinity = c.cpus;
+                    i.effective = c.cpus;
+                }
+    }
+
+    Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
+        const IrqIntent& want = in.profile.irq;
+        if (want.kind == IrqIntent::Kind::kKeep) return {};
+        const Nic& nic = d.nic;
+        const auto irqs = rxIrqs(nic);
+        if (irqs.empty()) {
+            p.skipped.push_back({nic.name + " irq", "no IRQ of its own (a virtual device, or its IRQs are not named after it)"});
+            return {};
+        }
+        const IrqChoice c = choose(in, nic);
+        if (in.opts.explain)
+            for (const auto& w : c.why) p.explanation.push_back(nic.name + ": irq " + w);
+        if (!c.skip.empty()) {
+            p.skipped.push_back({nic.name + " irq", c.skip});
+            return {};
+        }
+        std::string why = "irq.cpus " + std::string(want.kind == IrqIntent::Kind::kAuto ? "auto" : want.list.toList()) + " (profile " +
+                          want.where.str() + "): CPU " + c.cpus.toList();
+        if (in.snap.irqbalance && in.snap.irqbalance->running) {
+            const auto& b = *in.snap.irqbalance;
+            for (const Irq* i : irqs) {
+                const bool banned = std::binary_search(b.bannedIrqs.begin(), b.bannedIrqs.end(), i->number);
+                p.advice.push_back({nic.name, "irqbalance runs (pid " + std::to_string(b.pid) + ") and " +
+                                                  (banned ? "bans IRQ " + std::to_string(i->number) + " already (--banirq)"
+                                                          : "may move IRQ " + std::to_string(i->number) +
+                                                                ": enable rxtune's policy script (rxtune-irqbalance(7)) or ban it")});
+            }
+        }
+        for (const Irq* i : irqs)
+            p.settings.push_back(makeSetting(*this, irqKey(nic.name, *i), ValueKind::kCpuList, i->affinity.toList(), c.cpus.toList(), why,
+                                             i->affinity.toList()));
+        return {};
+    }
+
+    // The IRQ is still this device's: /proc/irq/N/<action> is there for each of its actions.
+    bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        if (!io.fs.exists(path)) return false;
+        for (const auto& action : splitOn(k.name, ','))
+            if (!action.empty() && !io.fs.exists(paths::irqFile(static_cast<unsigned>(k.queue), action))) return false;
+        return true;
+    }
+    Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.queue) + " no longer belongs to " + k.device + " (" + k.name + ")");
+        return io.fs.read(path);
+    }
+    Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
+        if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.queue) + " no longer belongs to " + k.device + " (" + k.name + ")");
+        if (auto w = io.fs.write(path, value); !w) return w;
+        // What the kernel uses: effective_affinity_list, one CPU of the affinity on most controllers.
+        const std::string eff = paths::irqFile(static_cast<unsigned>(k.queue), "effective_affinity_list");
+        if (!io.fs.exists(eff)) return {};
+        auto got = io.fs.read(eff);
+        if (!got) return failWith(got.error());
+        auto set = CpuSet::parseList(*got), want = CpuSet::parseList(value);
+        if (set && want && !set->empty() && !(*set - *want).empty())
+            return fail(EIO, "read back", io.fs.full(eff), "wrote CPUs " + want->toList() + ", the kernel serves the IRQ on " + set->toList());
+        return {};
+    }
+    bool writeIsExact(const KnobKey&, ValueKind, const std::string&, const Plan*) const override { return false; }
+    bool refusalIsSkip(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }
+
+    void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {
+        if (!s.irqbalance) return;
+        const auto& b = *s.irqbalance;
+        nlohmann::ordered_json j;
+        j["running"] = b.running;
+        j["pid"] = b.running ? nlohmann::ordered_json(b.pid) : nlohmann::ordered_json(nullptr);
+        j["version"] = b.version.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.version);
+        j["config_file"] = b.configFile.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.configFile);
+        j["banned_irqs"] = b.bannedIrqs;
+        j["banned_cpus"] = b.bannedCpus.toList();
+        j["banned_cpus_from"] = b.bannedCpusFrom;
+        j["policy_script"] = b.policyScript.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(b.policyScript);
+        j["notes"] = b.notes;
+        host["irqbalance"] = std::move(j);
+    }
+    void detectHostText(const HostSnapshot& s, std::ostream& out) const override {
+        if (!s.irqbalance) return;
+        const auto& b = *s.irqbalance;
+        out << "  irqbalance " << (b.running ? "runs (pid " + std::to_string(b.pid) + ")" : std::string("not running"))
+            << (b.version.empty() ? "" : ", package " + b.version) << ", config " << (b.configFile.empty() ? "-" : b.configFile)
+            << ", banned CPUs " << (b.bannedCpus.empty() ? "-" : b.bannedCpus.toList()) << " (" << b.bannedCpusFrom << ")";
+        if (!b.bannedIrqs.empty()) {
+            out << ", banned IRQs";
+            for (unsigned i : b.bannedIrqs) out << " " << i;
+        }
+        if (!b.policyScript.empty()) out << ", policy script " << b.policyScript;
+        out << "\n";
+        for (const auto& n : b.notes) out << "    " << n << "\n";
+    }
+
+private:
+    static Result<void> readHost(const SnapshotIo& io, HostSnapshot& snap) {
+        if (!snap.irqbalance) {
+            auto b = readIrqbalance(io.fs, snap.host);
+            if (!b) return failWith(b.error());
+            snap.irqbalance = std::move(*b);
+        }
+        if (snap.interruptsPerCpu.empty() && io.fs.exists("proc/interrupts")) {
+            auto text = io.fs.read("proc/interrupts");
+            if (!text) return failWith(text.error());
+            auto table = parseInterrupts(*text);
+            if (!table) return failWith(table.error());
+            for (const auto& line : table->lines)
+                if (line.numeric)
+                    for (size_t c = 0; c < line.counts.size() && c < table->cpus.size(); ++c) snap.interruptsPerCpu[table->cpus[c]] += line.counts[c];
+        }
+        return {};
+    }
+};
+
+}  // namespace
+
+const KnobFamily& irqFamily() {
+    static const IrqFamily f;
+    return f;
+}
+
+}  // namespace rxtune

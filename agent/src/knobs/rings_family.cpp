@@ -1,0 +1,158 @@
+// Ring sizes (nic.rings.rx / .tx: max | N) through ethtool netlink (RINGS_GET / RINGS_SET), and
+// the coalescing settings beside them in detect. A device without rings (veth, tap) is skipped with
+// the driver's answer. A ring change may reset the link: the events it fires find the ring at the
+// size wanted, so the daemon writes nothing again.
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "knobs/path_key.hpp"
+#include "knobs/registry.hpp"
+
+namespace rxtune {
+
+namespace {
+
+constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kDir = "ethtool-rings/";  // not a file: the device's ring sizes
+
+using json = nlohmann::ordered_json;
+
+template <class T>
+json opt(const std::optional<T>& v) {
+    return v ? json(*v) : json(nullptr);
+}
+
+class RingsFamily final : public KnobFamily {
+public:
+    Family family() const override { return Family::kRings; }
+    std::string_view name() const override { return "rings"; }
+    std::string id(const KnobKey& k) const override { return k.device + " ring " + k.name; }
+    std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kDir) + k.name; }
+    std::string settingLabel(const KnobKey& k) const override { return "ring_" + k.name; }
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
+        auto rest = pathkey::after(p, kNet);
+        if (!rest) return std::nullopt;
+        auto dev = pathkey::head(*rest);
+        if (!dev) return std::nullopt;
+        auto which = pathkey::after(dev->second, kDir);
+        if (!which || (*which != "rx" && *which != "tx")) return std::nullopt;
+        return KnobKey{Family::kRings, dev->first, std::string(*which)};
+    }
+
+    // Physical NICs' rings are read for every plan (the advice below); virtual devices have none.
+    Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
+        const bool asked = profile.nic.ringRx.set() || profile.nic.ringTx.set();
+        for (auto& n : snap.nics)
+            if (!n.rings && (asked || n.kind == "physical")) {
+                auto r = io.nl.rings(n.name);
+                if (!r) return failWith(r.error().withContext("interface " + n.name));
+                n.rings = *r;
+            }
+        return {};
+    }
+    Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
+        for (auto& n : snap.nics) {
+            auto r = io.nl.rings(n.name);
+            if (!r) return failWith(r.error().withContext("interface " + n.name));
+            n.rings = *r;
+            auto c = io.nl.coalesce(n.name);
+            if (!c) return failWith(c.error().withContext("interface " + n.name));
+            n.coalesce = *c;
+        }
+        return {};
+    }
+
+    Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
+        const Nic& nic = d.nic;
+        const NicIntent& want = in.profile.nic;
+        if (nic.rings && nic.rings->supported && !want.ringRx.set() && nic.rings->rx < nic.rings->rxMax && nic.stats.rxDropped > 0)
+            p.advice.push_back({nic.name, "RX ring " + std::to_string(nic.rings->rx) + " of at most " + std::to_string(nic.rings->rxMax) +
+                                              " while the device counts " + std::to_string(nic.stats.rxDropped) +
+                                              " dropped packets: a larger ring absorbs bursts (nic.rings.rx: max)"});
+        auto one = [&](const char* which, const RingSize& size, std::uint32_t now, std::uint32_t max) {
+            if (!size.set()) return;
+            const KnobKey k{Family::kRings, nic.name, which};
+            if (!nic.rings || !nic.rings->supported) {
+                p.skipped.push_back({id(k), "the driver has no rings to set (" + (nic.rings ? nic.rings->error : std::string("not read")) + ")"});
+                return;
+            }
+            const std::uint32_t target = size.max ? max : *size.n;
+            if (target > max) {
+                p.skipped.push_back({id(k), std::to_string(target) + " is above the driver's maximum " + std::to_string(max)});
+                return;
+            }
+            p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, std::to_string(now), std::to_string(target),
+                                             "profile " + want.ringsWhere.str() + " (nic.rings." + which + ": " +
+                                                 (size.max ? "max" : std::to_string(*size.n)) + "), ethtool RINGS_SET"));
+        };
+        if (nic.rings) {
+            one("rx", want.ringRx, nic.rings->rx, nic.rings->rxMax);
+            one("tx", want.ringTx, nic.rings->tx, nic.rings->txMax);
+        } else {
+            one("rx", want.ringRx, 0, 0);
+            one("tx", want.ringTx, 0, 0);
+        }
+        return {};
+    }
+
+    bool fileBacked(const KnobKey&) const override { return false; }
+    Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string&) const override {
+        if (!io.nl) return fail(ENOTSUP, "ethtool RINGS_GET", k.device, "no netlink here");
+        auto r = io.nl->rings(k.device);
+        if (!r) return failWith(r.error());
+        if (!r->supported) return fail(EOPNOTSUPP, "ethtool RINGS_GET", k.device, r->error);
+        return std::to_string(k.name == "rx" ? r->rx : r->tx);
+    }
+    Result<void> write(const KnobIo& io, const KnobKey& k, const std::string&, const std::string& value) const override {
+        if (!io.nl) return fail(ENOTSUP, "ethtool RINGS_SET", k.device, "no netlink here");
+        std::uint32_t n = 0;
+        if (!parseUnsigned(trimmed(value), n)) return fail(EINVAL, "ethtool RINGS_SET", k.device, "'" + value + "' is not a ring size");
+        return io.nl->setRings(k.device, k.name == "rx" ? std::optional<std::uint32_t>(n) : std::nullopt,
+                               k.name == "tx" ? std::optional<std::uint32_t>(n) : std::nullopt);
+    }
+    bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
+    bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }
+    std::string where(const KnobIo&, const KnobKey& k, const std::string&) const override { return "ethtool rings of " + k.device; }
+
+    void detectJson(const Nic& n, json& j) const override {
+        if (n.rings) {
+            if (n.rings->supported)
+                j["rings"] = {{"rx", n.rings->rx}, {"rx_max", n.rings->rxMax}, {"tx", n.rings->tx}, {"tx_max", n.rings->txMax}};
+            else
+                j["rings"] = {{"supported", false}, {"error", n.rings->error}};
+        }
+        if (n.coalesce) {
+            if (n.coalesce->supported)
+                j["coalesce"] = {{"rx_usecs", opt(n.coalesce->rxUsecs)},       {"rx_frames", opt(n.coalesce->rxFrames)},
+                                 {"tx_usecs", opt(n.coalesce->txUsecs)},       {"tx_frames", opt(n.coalesce->txFrames)},
+                                 {"adaptive_rx", opt(n.coalesce->adaptiveRx)}, {"adaptive_tx", opt(n.coalesce->adaptiveTx)}};
+            else
+                j["coalesce"] = {{"supported", false}, {"error", n.coalesce->error}};
+        }
+    }
+    void detectText(const Nic& n, std::ostream& out) const override {
+        if (n.rings) {
+            if (n.rings->supported)
+                out << "    rings rx " << n.rings->rx << "/" << n.rings->rxMax << " tx " << n.rings->tx << "/" << n.rings->txMax << "\n";
+            else
+                out << "    rings: " << n.rings->error << "\n";
+        }
+        if (n.coalesce && n.coalesce->supported) {
+            auto v = [](const std::optional<std::uint32_t>& x) { return x ? std::to_string(*x) : std::string("-"); };
+            auto b = [](const std::optional<bool>& x) { return x ? std::string(*x ? "on" : "off") : std::string("-"); };
+            out << "    coalesce rx-usecs " << v(n.coalesce->rxUsecs) << " rx-frames " << v(n.coalesce->rxFrames) << " adaptive-rx "
+                << b(n.coalesce->adaptiveRx) << ", tx-usecs " << v(n.coalesce->txUsecs) << " tx-frames " << v(n.coalesce->txFrames)
+                << " adaptive-tx " << b(n.coalesce->adaptiveTx) << "\n";
+        } else if (n.coalesce) {
+            out << "    coalesce: " << n.coalesce->error << "\n";
+        }
+    }
+};
+
+}  // namespace
+
+const KnobFamily& ringsFamily() {
+    static const RingsFamily f;
+    return f;
+}
+
+}  // namespace rxtune

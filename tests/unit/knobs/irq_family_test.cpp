@@ -1,0 +1,284 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "../support/fixture.hpp"
+#include "apply/apply.hpp"
+#include "apply/prepare.hpp"
+#include "cli/detect_output.hpp"
+#include "core/irqbalance.hpp"
+#include "core/text.hpp"
+#include "inventory/irqbalance_reader.hpp"
+#include "knobs/irq_state.hpp"
+#include "knobs/registry.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+// /proc/irq as the kernel keeps it: a write to smp_affinity_list moves effective_affinity_list to
+// the list's first CPU; a managed IRQ refuses with EIO.
+class IrqTree final : public FileTree {
+public:
+    IrqTree(std::string root, std::set<unsigned> managed = {}) : FileTree(std::move(root)), managed_(std::move(managed)) {}
+    Result<void> write(const std::string& rel, const std::string& value) override {
+        if (rel.starts_with("proc/irq/") && rel.ends_with("/smp_affinity_list")) {
+            const unsigned irq = static_cast<unsigned>(std::stoul(rel.substr(9)));
+            if (managed_.count(irq)) return fail(EIO, "write", full(rel));
+            auto set = CpuSet::parseList(value);
+            if (!set || set->empty()) return fail(EINVAL, "write", full(rel));
+            if (auto r = FileTree::write(rel, set->toList()); !r) return r;
+            return FileTree::write("proc/irq/" + std::to_string(irq) + "/effective_affinity_list", std::to_string(set->cpus().front()));
+        }
+        return FileTree::write(rel, value);
+    }
+    Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override { return fail(ENOTSUP, "subtree", full(rel)); }
+
+private:
+    std::set<unsigned> managed_;
+};
+
+Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
+
+Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = false) {
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    return preparePlan(p, fs, nl, {}, false, nullptr, nullptr, explain).value();
+}
+
+std::vector<std::string> lines(const Plan& p) {
+    std::vector<std::string> out;
+    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
+    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
+    return out;
+}
+
+const char* kIrqOnly = "steering:\n  mode: none\n";
+
+}  // namespace
+
+TEST_CASE("irqbalance's configuration: environment file, arguments, and which ban wins", "[knobs][irq]") {
+    auto env = parseEnvironmentFile("# comment\nIRQBALANCE_ONESHOT=\nexport IRQBALANCE_BANNED_CPULIST='2-3'\n"
+                                    "IRQBALANCE_ARGS=\"--banirq=45 -i 46 --policyscript=/p x\"  \nBAD KEY=1\nX=1 # trailing\n");
+    CHECK(env["IRQBALANCE_BANNED_CPULIST"] == "2-3");
+    CHECK(env["IRQBALANCE_ARGS"] == "--banirq=45 -i 46 --policyscript=/p x");
+    CHECK(env["X"] == "1");
+    CHECK(env.count("BAD KEY") == 0);
+    CHECK(splitArguments("--banirq 47 '-l' \"/a b\"") == std::vector<std::string>{"--banirq", "47", "-l", "/a b"});
+    const char cmdline[] = "irqbalance\0--foreground\0\0-i\0009\0";
+    CHECK(splitArguments(std::string(cmdline, sizeof cmdline - 1), '\0') ==
+          std::vector<std::string>{"irqbalance", "--foreground", "", "-i", "9"});
+
+    IrqbalanceFacts f;
+    applyIrqbalanceConfig(env, splitArguments(env["IRQBALANCE_ARGS"]), CpuSet::parseList("6-7").value(), f);
+    CHECK(f.bannedIrqs == std::vector<unsigned>{45, 46});
+    CHECK(f.policyScript == "/p");
+    CHECK(f.bannedCpus.toList() == "2-3");
+    CHECK(f.bannedCpusFrom == "IRQBALANCE_BANNED_CPULIST");
+    // Either variable switches off irqbalance's own banning of isolated and nohz_full CPUs: said.
+    REQUIRE(f.notes.size() == 1);
+    CHECK(f.notes[0].find("isolated/nohz_full CPUs 6-7 are not banned") == 0);
+
+    IrqbalanceFacts g;
+    applyIrqbalanceConfig({{"IRQBALANCE_BANNED_CPUS", "3"}, {"IRQBALANCE_BANNED_CPULIST", "5"}}, {}, {}, g);
+    CHECK(g.bannedCpus.toList() == "0-1");  // the mask wins over the list
+    CHECK(g.bannedCpusFrom == "IRQBALANCE_BANNED_CPUS");
+    CHECK(g.notes.at(0).find("IRQBALANCE_BANNED_CPULIST is ignored") == 0);
+
+    IrqbalanceFacts h;
+    applyIrqbalanceConfig({{"IRQBALANCE_BANNED_CPUS", ""}}, {"--banirq=x"}, CpuSet::parseList("6-7").value(), h);
+    CHECK(h.bannedCpus.toList() == "6-7");  // empty: irqbalance bans isolated/nohz_full itself
+    CHECK(h.bannedCpusFrom == "isolated/nohz_full");
+    CHECK(h.notes.at(0).find("--banirq 'x'") == 0);
+}
+
+TEST_CASE("irqbalance on the fixture hosts: the running process's arguments are what is in force", "[knobs][irq]") {
+    test::TempTree igb{"igb-one-queue"};
+    FileTree fs(igb.path().string());
+    auto topo = readTopology(fs).value();
+    auto b = readIrqbalance(fs, topo).value();
+    CHECK(b.running);
+    CHECK(b.pid == 1204);
+    CHECK(b.version == "1.9.2-1");
+    CHECK(b.configFile == "/etc/default/irqbalance");
+    CHECK(b.argsFrom == "process");
+    CHECK(b.bannedIrqs == std::vector<unsigned>{77});
+    CHECK(b.bannedCpus.toList() == "0");
+    bool optsNote = false, isolatedNote = false;
+    for (const auto& n : b.notes) {
+        optsNote = optsNote || n.find("IRQBALANCE_OPTS, which irqbalance's service does not read") != std::string::npos;
+        isolatedNote = isolatedNote || n.find("isolated/nohz_full CPUs 6-7 are not banned") != std::string::npos;
+    }
+    CHECK(optsNote);
+    CHECK(isolatedNote);
+
+    test::TempTree mlx{"mlx5-one-channel"};
+    FileTree m(mlx.path().string());
+    auto none = readIrqbalance(m, readTopology(m).value()).value();
+    CHECK_FALSE(none.running);
+    CHECK(none.configFile.empty());
+    CHECK(none.version.empty());
+}
+
+TEST_CASE("irq.cpus auto: the NIC's node, not isolated, not the application's, least other work; explained", "[knobs][irq]") {
+    test::TempTree igb{"igb-one-queue"};
+    auto prep = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n"), true);
+    // Node 1 is CPUs 4-7, 6-7 are isolated; CPU 5 serves the RX IRQ's 9.9M interrupts, CPU 4 none.
+    CHECK(lines(prep.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 4"});
+    std::string explained;
+    for (const auto& e : prep.plan.explanation) explained += e + "\n";
+    CHECK(explained.find("enp1s0: irq cpu 0 left out: not on the NIC's NUMA node 1") != std::string::npos);
+    CHECK(explained.find("enp1s0: irq cpu 6 left out: isolated/nohz_full") != std::string::npos);
+    CHECK(explained.find("enp1s0: irq cpu 4 chosen: the eligible CPU with the least other interrupt work") != std::string::npos);
+    // irqbalance runs and bans IRQ 77 already: said as advice.
+    REQUIRE(prep.plan.advice.size() == 1);
+    CHECK(prep.plan.advice[0].text.find("bans IRQ 77 already") != std::string::npos);
+
+    auto app = prepare(igb, profileOf("steering:\n  mode: none\n  cpus: cgroup:/system.slice/app.service\nirq:\n  cpus: auto\n"));
+    CHECK(lines(app.plan) == std::vector<std::string>{
+                                 "skip enp1s0 irq: irq.cpus auto: no CPU on the NIC's NUMA node that is neither isolated, nohz_full nor the application's"});
+    auto list = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: 2-3\n"));
+    CHECK(lines(list.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 2-3"});
+    auto keep = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: keep\n"));
+    CHECK(keep.plan.settings.empty());
+    // A device without IRQs of its own.
+    test::TempTree iso{"isolated-cpus-netns"};
+    auto veth = prepare(iso, profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nirq:\n  cpus: auto\n"));
+    CHECK(lines(veth.plan).at(0).find("skip veth0 irq: no IRQ of its own") == 0);
+}
+
+TEST_CASE("RPS targets leave out the CPU the plan puts the RX IRQ on, not the one it found", "[knobs][irq]") {
+    test::TempTree igb{"igb-one-queue"};
+    const std::string rps = "steering:\n  mode: rps\n  exclude_irq_cpus: true\n  xps: false\n  default_mask: false\n  rfs:\n    flow_entries: 0\n";
+    auto now = prepare(igb, profileOf(rps));
+    auto moved = prepare(igb, profileOf(rps + "irq:\n  cpus: '2'\n"));
+    auto mask = [](const Plan& p) {
+        for (const auto& s : p.settings)
+            if (s.key.name == "rps_cpus") return CpuSet::parseMask(s.desired).value().toList();
+        return std::string();
+    };
+    CHECK(mask(now.plan) == "0-4");         // the IRQ is on CPU 5 now (6-7 isolated)
+    CHECK(mask(moved.plan) == "0-1,3-5");   // the plan puts it on CPU 2
+}
+
+TEST_CASE("IRQ affinity applies, reads effective back, verifies, reverts only to the same owner", "[knobs][irq][apply]") {
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    IrqTree fs(tree.path().string());
+    const Knobs knobs(fs, nullptr);
+    JournalStore store((state.path() / "state").string());
+    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    auto plan = prepare(tree, profile).plan;
+    // CPUs 3, 6 and 7 have served no device interrupt: the first of them.
+    REQUIRE(lines(plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    REQUIRE(applyPlan(plan, knobs, store, "t1"));
+    CHECK(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()) == "3");
+    CHECK(trimmed(fs.read("proc/irq/130/effective_affinity_list").value()) == "3");
+    CHECK(applyPlan(prepare(tree, profile).plan, knobs, store, "t2").value().written.empty());
+    auto j = store.load().value().value();
+    CHECK(verifyApplied(j, knobs).value().empty());
+    // The run dir's list for irqbalance's policy script names it.
+    CHECK(pinnedIrqsText(&j) == "130\n");
+    REQUIRE(fs.write("proc/irq/130/smp_affinity_list", "0-1"));
+    auto drift = verifyApplied(j, knobs).value();
+    REQUIRE(drift.size() == 1);
+    CHECK(drift[0].id == "enp3s0 irq 130 enp3s0");
+    SECTION("revert puts the original back") {
+        auto r = revertAll(knobs, store).value();
+        CHECK(r.restored.size() == 1);
+        CHECK(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()) == "0-7");
+    }
+    SECTION("the number went to another device (a driver reload): not touched, said") {
+        std::filesystem::remove_all(tree.path() / "proc/irq/130/enp3s0");
+        tree.put("proc/irq/130/nvme1q0/.action", "");
+        auto r = revertAll(knobs, store).value();
+        CHECK(r.restored.empty());
+        REQUIRE(r.gone.size() == 1);
+        CHECK(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()) == "0-1");
+    }
+}
+
+TEST_CASE("a managed IRQ refuses affinity writes: skipped with the reason, the apply goes on", "[knobs][irq][apply]") {
+    test::TempTree tree{"mlx5-one-channel"};
+    test::TempTree state{"vm-no-cpufreq"};
+    IrqTree fs(tree.path().string(), {99});
+    const Knobs knobs(fs, nullptr);
+    JournalStore store((state.path() / "state").string());
+    auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '9'\nsysctl:\n  net.core.somaxconn: 8192\n")).plan;
+    REQUIRE(plan.settings.size() == 2);
+    auto r = applyPlan(plan, knobs, store, "t1");
+    REQUIRE(r);
+    REQUIRE(r->refused.size() == 1);
+    CHECK(r->refused[0].id == "ens2f0np0 irq 99 mlx5_comp0@pci:0000:3b:00.0");
+    CHECK(r->refused[0].reason.find("the kernel refuses it") == 0);
+    CHECK(trimmed(fs.read("proc/sys/net/core/somaxconn").value()) == "8192");
+    auto j = store.load().value().value();
+    CHECK(verifyApplied(j, knobs).value().empty());  // not drift at every check
+    CHECK(pinnedIrqsText(&j).empty());
+    REQUIRE(revertAll(knobs, store));
+    CHECK(trimmed(fs.read("proc/sys/net/core/somaxconn").value()) == "4096");
+}
+
+TEST_CASE("rings: planned to max or N, set and read back through ethtool, advised where drops show", "[knobs][rings]") {
+    test::TempTree tree{"mlx5-one-channel"};
+    auto p = prepare(tree, profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max, tx: 4096}\n")).plan;
+    CHECK(lines(p) == std::vector<std::string>{"ens2f0np0 ring rx 1024 -> 8192", "ens2f0np0 ring tx 1024 -> 4096"});
+    auto over = prepare(tree, profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: 9000}\n")).plan;
+    CHECK(lines(over) == std::vector<std::string>{"skip ens2f0np0 ring rx: 9000 is above the driver's maximum 8192"});
+    test::TempTree iso{"isolated-cpus-netns"};
+    auto veth = prepare(iso, profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nnic:\n  rings: {rx: max}\n")).plan;
+    CHECK(lines(veth) == std::vector<std::string>{"skip veth0 ring rx: the driver has no rings to set (Operation not supported)"});
+    // The r8125 counts drops with its ring at a quarter of its maximum: advised, not pending.
+    test::TempTree r8{"r8125-irqbalance"};
+    auto advised = prepare(r8, profileOf(kIrqOnly)).plan;
+    REQUIRE(advised.advice.size() == 1);
+    CHECK(advised.advice[0].text.find("RX ring 256 of at most 1024 while the device counts 1234 dropped packets") == 0);
+    CHECK(advised.pendingCount() == 0);
+    auto err = [](const std::string& text) { return loadProfileText(text, "bad.yaml", {}).error().message(); };
+    CHECK(err("nic:\n  rings: {rx: big}\n").find("bad.yaml:2:15: nic.rings.rx: expected max or a number of descriptors, got 'big'") == 0);
+    CHECK(err("nic:\n  rings: {rx: 0}\n").find("nic.rings.rx") != std::string::npos);
+    CHECK(err("irq:\n  cpus: some\n").find("bad.yaml:2:9: irq.cpus: expected auto, keep or a cpulist, got 'some'") == 0);
+
+    // Apply through the (fake) ethtool netlink; again: nothing; revert: the sizes as they were.
+    test::TempTree state{"vm-no-cpufreq"};
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    const Knobs knobs(fs, nullptr, nullptr, &nl);
+    JournalStore store((state.path() / "state").string());
+    const auto profile = profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max}\n");
+    auto plan = preparePlan(profile, fs, nl, {}, false).value().plan;
+    REQUIRE(applyPlan(plan, knobs, store, "t1"));
+    CHECK(nl.rings("ens2f0np0").value().rx == 8192);
+    CHECK(preparePlan(profile, fs, nl, {}, false).value().plan.pendingCount() == 0);
+    CHECK(verifyApplied(store.load().value().value(), knobs).value().empty());
+    REQUIRE(revertAll(knobs, store));
+    CHECK(nl.rings("ens2f0np0").value().rx == 1024);
+    CHECK(nl.ringSets == 2);
+}
+
+TEST_CASE("detect shows rings, coalescing and irqbalance from the families", "[knobs][detect]") {
+    test::TempTree tree{"igb-one-queue"};
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    auto snap = takeSnapshot(fs, nl, {}).value();
+    const SnapshotIo io{fs, nl, nullptr};
+    for (const KnobFamily* f : knobFamilies()) REQUIRE(f->readDetect(io, snap));
+    auto j = toJson(snap);
+    const auto& b = j["host"]["irqbalance"];
+    CHECK(b["running"] == true);
+    CHECK(b["pid"] == 1204);
+    CHECK(b["config_file"] == "/etc/default/irqbalance");
+    CHECK(b["banned_irqs"] == nlohmann::ordered_json::array({77}));
+    CHECK(b["banned_cpus"] == "0");
+    nlohmann::ordered_json nic;
+    for (const auto& n : j["interfaces"])
+        if (n["name"] == "enp1s0") nic = n;
+    CHECK(nic["rings"]["rx"] == 256);
+    CHECK(nic["rings"]["rx_max"] == 4096);
+    CHECK(nic["coalesce"]["rx_usecs"] == 3);
+    CHECK(nic["coalesce"]["adaptive_rx"].is_null());
+    std::ostringstream text;
+    printTable(snap, text);
+    CHECK(text.str().find("irqbalance runs (pid 1204), package 1.9.2-1") != std::string::npos);
+    CHECK(text.str().find("rings rx 256/4096 tx 256/4096") != std::string::npos);
+}
