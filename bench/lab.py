@@ -14,9 +14,6 @@ one after another on the same lab, each from the untuned state:
   dp        rxtune-dp polls the wire (af_packet on a veth) and fans flows out to a 2+ queue TAP
   auto      rxtune daemon with steering: mode: auto (it decides from what it measures; a warm-up
             load runs first so that it has something to decide on)
-  v*        the same on a veth wire with GRO on (the server's end has a NAPI instance, which a TAP
-            has not): vuntuned, vgateway (RPS), vxdp, vnapi (threaded NAPI, kthread pinned off the
-            NIC CPU), vauto (candidates rps, xdp, napi). Compare v* with v* only: the wire differs.
 
 Usage: bench/lab.py [--smoke] [--duration S] [--connections 250,1000] [--scenarios a,b]
                     [--safe-point] [--recv-cost nft:N] [--json FILE]
@@ -230,17 +227,11 @@ class Lab:
         for k, v in self.host_saved.items():
             sysctl_set(k, v)
 
-    def veth_wire(self):
-        """The server's side on a veth (vs0, GRO on: it gets a NAPI instance), fed by lab_wire on vs1."""
-        self.start_wire(veth=True)
-        sh("ip", "-n", self.srv, "addr", "add", SERVER_IP + "/24", "dev", "vs0")
-        self.srv_exec("ethtool", "-K", "vs0", "gro", "on")
-
-    def apply(self, profile_text, iface="tapS"):
+    def apply(self, profile_text):
         path = os.path.join(self.tmp, "profile.yaml")
         with open(path, "w") as f:
             f.write(profile_text)
-        self.srv_exec(RXTUNE, "apply", "-p", path, "-i", iface, *self.state)
+        self.srv_exec(RXTUNE, "apply", "-p", path, "-i", "tapS", *self.state)
         self.applied = True
 
     def revert(self):
@@ -248,16 +239,16 @@ class Lab:
             self.srv_exec(RXTUNE, "revert", *self.state, check=False)
             self.applied = False
 
-    def start_daemon(self, profile_text, iface="tapS"):
+    def start_daemon(self, profile_text):
         """rxtune daemon in the server netns (mode auto decides in the daemon, from samples)."""
         prof = os.path.join(self.tmp, "auto-profile.yaml")
         with open(prof, "w") as f:
             f.write(profile_text)
         cfg = os.path.join(self.tmp, "rxtune.yaml")
         with open(cfg, "w") as f:
-            f.write("profile: %s\ninterfaces: [%s]\nlisten: 127.0.0.1:19899\nmetrics_interval: 2s\non_stop: revert\n"
+            f.write("profile: %s\ninterfaces: [tapS]\nlisten: 127.0.0.1:19899\nmetrics_interval: 2s\non_stop: revert\n"
                     "datapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" % (
-                        prof, iface, os.path.join(self.tmp, "dstate"), os.path.join(self.tmp, "drun"),
+                        prof, os.path.join(self.tmp, "dstate"), os.path.join(self.tmp, "drun"),
                         os.path.join(self.tmp, "bpffs", "rxtune")))
         self.daemon = subprocess.Popen(["ip", "netns", "exec", self.srv, RXTUNE, "daemon", "--config", cfg],
                                        stdout=subprocess.DEVNULL, stderr=open(os.path.join(self.tmp, "daemon.log"), "w"))
@@ -269,7 +260,7 @@ class Lab:
             self.daemon.wait(timeout=30)
             self.daemon = None
             log = open(os.path.join(self.tmp, "daemon.log")).read()
-            return [l.split("rxtune: ", 1)[-1] for l in log.splitlines() if "auto tapS" in l or "auto vs0" in l or "BPF softirq" in l]
+            return [l.split("rxtune: ", 1)[-1] for l in log.splitlines() if "auto tapS" in l or "BPF softirq" in l]
         return []
 
     def start_dp(self, workers):
@@ -368,28 +359,12 @@ SCENARIOS = {
     "xdp": GATEWAY.replace("mode: rps", "mode: xdp"),
     "dp": "dp",
     "auto": "auto",
-    "vuntuned": ("veth", None),
-    "vgateway": ("veth", GATEWAY),
-    "vxdp": ("veth", GATEWAY.replace("mode: rps", "mode: xdp")),
-    "vnapi": ("veth", GATEWAY.replace("mode: rps", "mode: napi")),
-    "vauto": ("veth", "auto"),
 }
-AUTO_NAPI = AUTO.replace("auto: {sustain: 2, window: 6s}", "auto: {sustain: 2, window: 6s, candidates: [rps, xdp, napi]}")
 
 
 def enter(lab, name):
     kind = SCENARIOS[name]
     if kind is None:
-        return
-    if isinstance(kind, tuple):
-        lab.veth_wire()
-        prof = kind[1]
-        if prof == "auto":
-            lab.start_daemon(AUTO_NAPI, iface="vs0")
-        elif prof:
-            lab.apply(prof, iface="vs0")
-        if prof:
-            lab.host_tune()
         return
     if kind == "tunesh":
         lab.tcp_saved = [lab.srv_exec("sysctl", "-n", k).stdout.strip() for k in ("net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem")]
@@ -407,15 +382,6 @@ def enter(lab, name):
 
 def leave(lab, name):
     kind = SCENARIOS[name]
-    if isinstance(kind, tuple):
-        if kind[1] == "auto":
-            for line in lab.stop_daemon():
-                print("lab: auto decided:", line, flush=True)
-        elif kind[1]:
-            lab.revert()
-        lab.start_wire(veth=False)
-        lab.host_restore()
-        return
     if kind == "tunesh":
         # tune.sh keeps no journal: undo by hand what it wrote.
         lab.srv_exec("sh", "-c", "for q in /sys/class/net/tapS/queues/rx-*; do echo 0 > $q/rps_cpus; echo 0 > $q/rps_flow_cnt; done;"

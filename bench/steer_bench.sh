@@ -16,7 +16,8 @@
 #   rr-shared  the same with a busy loop beside the echo server on CPU 1 (the application shares
 #              the target CPU): throughput is answers/s, with p50/p99 latency beside it
 # Modes ($MODES): none, RPS to CPU 1, XDP cpumap (generic) to CPU 1, threaded NAPI with the fb's
-# kthread pinned to CPU 1 (needs NAPI on the veth: GRO=on), and auto (candidates $AUTO_CANDIDATES).
+# kthread pinned to CPU 1 (needs NAPI on the veth: GRO=on), and auto (candidates $AUTO_CANDIDATES);
+# also defer and napi-defer (nic.gro_flush_timeout / napi_defer_hard_irqs, $DEFER).
 # GRO=on turns GRO on fb for every mode (veth then receives in its own NAPI poll, on the sender's
 # CPU as before); off (the default) is the path of the earlier runs.
 # Usage: bench/steer_bench.sh [SECONDS] [SCENARIOS] [ROUNDS]   (root, 2+ CPUs; cleans up after itself)
@@ -49,6 +50,10 @@ head="match:\n  interfaces: [fb]\n  virtual: include\nsteering:\n"
 printf "$head  mode: rps\n  cpus: '1'\n  xps: false\n" > "$WORK/rps.yaml"
 printf "$head  mode: xdp\n  cpus: '1'\n  xps: false\n" > "$WORK/xdp.yaml"
 printf "$head  mode: napi\n  cpus: '1'\n  xps: false\n" > "$WORK/napi.yaml"
+# NAPI deferral (Documentation/networking/napi.rst's example values), without and with napi.
+DEFER=${DEFER:-"nic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n"}
+printf "$head  mode: none\n$DEFER" > "$WORK/defer.yaml"
+printf "$head  mode: napi\n  cpus: '1'\n  xps: false\n$DEFER" > "$WORK/napi-defer.yaml"
 ip netns exec "$B" ethtool -K fb gro "$GRO" rx-udp-gro-forwarding "$GRO_UDP_FWD" > /dev/null
 # auto with the shipped default thresholds and candidates; the daemon samples every second.
 printf "$head  mode: auto\n  xps: false\n  default_mask: false\n" > "$WORK/auto.yaml"

@@ -12,7 +12,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODES = ["none", "rps", "xdp-generic", "napi", "auto"]
+MODES = ["none", "rps", "xdp-generic", "napi", "defer", "napi-defer", "auto"]
 STATIC = ("rps", "xdp-generic", "napi")
 
 
@@ -67,8 +67,9 @@ def latency(lat, order):
 
 def summary(rows, order):
     MODES = modes_in(rows)
-    out = ["| scenario | " + " | ".join(MODES) + " | auto / none | auto / best static |",
-           "|---|" + "---:|" * (len(MODES) + 2)]
+    with_auto = "auto" in MODES
+    out = ["| scenario | " + " | ".join(MODES) + (" | auto / none | auto / best static |" if with_auto else " |"),
+           "|---|" + "---:|" * (len(MODES) + (2 if with_auto else 0))]
     for scen in order:
         med = {m: statistics.median(rows[(scen, m)]) for m in MODES if rows.get((scen, m))}
         cells = []
@@ -81,8 +82,9 @@ def summary(rows, order):
             cells.append(f"{med[m] / 1000:.0f}k [{min(v) / 1000:.0f}-{max(v) / 1000:.0f}k]{ratio}")
         best = max((med[m] for m in STATIC if m in med), default=0)
         a = med.get("auto", 0)
-        cells.append(f"{a / med['none']:.2f}x" if med.get("none") else "-")
-        cells.append(f"{a / best:.2f}x" if best else "-")
+        if with_auto:
+            cells.append(f"{a / med['none']:.2f}x" if med.get("none") else "-")
+            cells.append(f"{a / best:.2f}x" if best else "-")
         out.append(f"| {scen} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
@@ -95,7 +97,8 @@ def svg(rows, order, headers, out):
     fig, ax = plt.subplots(figsize=(max(6, 1.9 * len(order)), 4.2))
     modes = modes_in(rows)
     width = 0.8 / len(modes)
-    colours = {"none": "#9e9e9e", "rps": "#5b8def", "xdp-generic": "#f0a030", "napi": "#b05fc0", "auto": "#2e9e58"}
+    colours = {"none": "#9e9e9e", "rps": "#5b8def", "xdp-generic": "#f0a030", "napi": "#b05fc0", "defer": "#c8a0d8",
+               "napi-defer": "#7a3f8a", "auto": "#2e9e58"}
     for i, mode in enumerate(modes):
         xs, meds, lo, hi = [], [], [], []
         for j, scen in enumerate(order):
