@@ -62,8 +62,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         }
     }
     for (const auto& r : applied->refused) LOG_W("skipped " + r.id + ": " + r.reason);
-    if (!runDir_.empty())
-        if (auto p = publishPinnedIrqs(runDir_, store_); !p) LOG_W("pinned-irqs: " + p.error().message());
+    publishPinned(profile);
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
@@ -79,7 +78,19 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
 
 Result<RevertReport> Reconciler::revert() {
     Knobs knobs(fs_, xdp_, &napi_, &nl_);
-    return revertAll(knobs, store_);
+    auto r = revertAll(knobs, store_);
+    if (r && !runDir_.empty() && pinnedMayBeSet_)
+        if (auto p = publishPinnedIrqs(runDir_, store_); !p) LOG_W("pinned-irqs: " + p.error().message());
+    return r;
+}
+
+void Reconciler::publishPinned(const Profile& profile) {
+    if (runDir_.empty() || (profile.irq.kind == IrqIntent::Kind::kKeep && !pinnedMayBeSet_)) return;
+    if (auto p = publishPinnedIrqs(runDir_, store_); !p) {
+        LOG_W("pinned-irqs: " + p.error().message());
+        return;
+    }
+    pinnedMayBeSet_ = profile.irq.kind != IrqIntent::Kind::kKeep;
 }
 
 }  // namespace rxtune

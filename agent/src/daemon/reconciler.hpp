@@ -67,6 +67,10 @@ private:
     const std::vector<std::string>* interfaces_ = nullptr;
     std::vector<std::string> steered_;
     std::string runDir_;
+    // Whether <run_dir>/pinned-irqs may name an IRQ (true at start: a list left by an earlier run
+    // is rewritten once); without irq.cpus it is not rewritten at every run.
+    bool pinnedMayBeSet_ = true;
+    void publishPinned(const Profile& profile);
     bool wrote_ = false;
     std::function<std::vector<std::string>()> candidates_;
 };

@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "../support/fixture.hpp"
+#include <prometheus/text_serializer.h>
+
 #include "daemon/reconciler.hpp"
 
 using namespace rxtune;
@@ -74,4 +76,53 @@ TEST_CASE("an event concerns the devices rxtune steers, names or may match", "[d
     CHECK(rig.r.concerns("eth9", kind("")));
     CHECK_FALSE(rig.r.concerns("eth8", kind("")));
     CHECK(rig.r.concerns("enp2s0", kind("")));
+}
+
+namespace {
+
+// /proc/irq as the kernel keeps it: a write to smp_affinity_list moves effective_affinity_list.
+class KernelIrqTree final : public FileTree {
+public:
+    using FileTree::FileTree;
+    Result<void> write(const std::string& rel, const std::string& value) override {
+        if (auto r = FileTree::write(rel, value); !r) return r;
+        if (!rel.starts_with("proc/irq/") || !rel.ends_with("/smp_affinity_list")) return {};
+        auto set = CpuSet::parseList(value);
+        return FileTree::write(rel.substr(0, rel.rfind('/')) + "/effective_affinity_list", std::to_string(set.value().cpus().front()));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a pinned IRQ someone moved is put back at the drift check, counted, and published for irqbalance", "[daemon][irq]") {
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    KernelIrqTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    Metrics metrics("test");
+    Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: auto\n", "p.yaml", {}).value();
+    std::vector<std::string> interfaces;
+    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
+    r.configure(&profile, &interfaces);
+    const std::filesystem::path run = state.path() / "run";
+    r.setRunDir(run.string());
+    auto slurp = [](const std::filesystem::path& p) {
+        std::ifstream in(p);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    };
+    REQUIRE(r.run(Reconciler::Why::kStart));
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");
+    CHECK(slurp(run / "pinned-irqs") == "130\n");
+    // irqbalance (or a person) moves it.
+    REQUIRE(fs.write("proc/irq/130/smp_affinity_list", "0-1"));
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");
+    const std::string text = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+    CHECK(text.find("rxtune_irq_moves_total{interface=\"enp3s0\",irq=\"130\"} 1") != std::string::npos);
+    CHECK(text.find("rxtune_drift_corrections_total{interface=\"enp3s0\",setting=\"irq_affinity\"} 1") != std::string::npos);
+    REQUIRE(r.revert());
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "0-7");  // the original, as the plan read it
+    CHECK(slurp(run / "pinned-irqs").empty());
 }
