@@ -15,24 +15,6 @@ using namespace rxtune::itest;
 
 namespace {
 
-struct Scratch {
-    TempDir tmp;
-    const std::filesystem::path& dir = tmp.path;
-    std::string profile(const std::string& yaml) const {
-        auto p = dir / "napi.yaml";
-        std::ofstream(p) << yaml;
-        return p.string();
-    }
-    std::vector<std::string> args(std::vector<std::string> a) const {
-        a.insert(a.begin(), rxtuneBin());
-        for (const char* d : {"state", "run"}) {
-            a.push_back(std::string("--") + d + "-dir");
-            a.push_back((dir / d).string());
-        }
-        return a;
-    }
-};
-
 // NAPI kthreads are the host's tasks: found by name, as the kernel gives it, napi/<dev>-<id>.
 std::vector<int> kthreadsOf(const std::string& dev) {
     std::vector<int> out;
@@ -82,7 +64,7 @@ TEST_CASE("mode napi on a real veth: threaded on, kthread pinned, deferral set; 
     REQUIRE(sysconf(_SC_NPROCESSORS_ONLN) >= 2);  // the kthread is pinned to CPU 1
     NapiVeth v("nv0", true);
     Scratch s;
-    const std::string prof = s.profile(kProfile);
+    const std::string prof = s.profile("napi", kProfile);
 
     // detect reads the NAPI instance through netdev napi-get.
     Run det = v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv0"});
@@ -143,7 +125,7 @@ TEST_CASE("mode napi where the kthreads ran already: their CPUs come back on rev
     auto before = kthreadsOf("nv1");
     REQUIRE(before.size() == 1);
     const std::string cpusBefore = cpusOf(before[0]);
-    REQUIRE(v.ns.exec(s.args({"apply", "--profile", s.profile(kProfile)})).status == 0);
+    REQUIRE(v.ns.exec(s.args({"apply", "--profile", s.profile("napi", kProfile)})).status == 0);
     CHECK(cpusOf(before[0]) == "1");
     REQUIRE(v.ns.exec(s.args({"revert"})).status == 0);
     CHECK(trim(v.ns.sysfsRead("class/net/nv1/threaded")) == "1");
@@ -153,7 +135,7 @@ TEST_CASE("mode napi where the kthreads ran already: their CPUs come back on rev
 TEST_CASE("mode napi on a veth without NAPI (GRO off): steering skipped with the way to get one, threaded left off", "[integration][napi]") {
     NapiVeth v("nv2", false);
     Scratch s;
-    Run apply = v.ns.exec(s.args({"apply", "--profile", s.profile(kProfile)}));
+    Run apply = v.ns.exec(s.args({"apply", "--profile", s.profile("napi", kProfile)}));
     INFO(apply.out << apply.err);
     REQUIRE(apply.status == 0);
     CHECK(apply.out.find("has no NAPI instance now") != std::string::npos);

@@ -19,24 +19,6 @@ using namespace rxtune::itest;
 
 namespace {
 
-// A scratch state/run/profile directory per test, removed afterwards.
-struct Scratch {
-    TempDir tmp;
-    const std::filesystem::path& dir = tmp.path;
-    std::string profile(const std::string& name, const std::string& yaml) const {
-        auto p = dir / (name + ".yaml");
-        std::ofstream(p) << yaml;
-        return p.string();
-    }
-    std::vector<std::string> args(std::vector<std::string> a) const {
-        a.insert(a.begin(), rxtuneBin());
-        a.push_back("--state-dir");
-        a.push_back((dir / "state").string());
-        a.push_back("--run-dir");
-        a.push_back((dir / "run").string());
-        return a;
-    }
-};
 
 const char* kVethProfile =
     "include: throughput\n"

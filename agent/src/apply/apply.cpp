@@ -211,7 +211,7 @@ Executed execute(const std::vector<Setting>& pending, const Knobs& fs, const Pla
             const bool relative = local && s.path.starts_with(prefix);
             const std::string path = relative ? s.path.substr(prefix.size()) : s.path;
             if (auto r = writeChecked(relative ? *local : fs, s.key, s.id, path, s.kind, s.desired, &plan); !r) {
-                if (!familyOf(s.key).refusalIsSkip(s.key, r.error())) return fail(i, r.error());
+                if (!familyOf(s.key).refusalIsKnobsOwn(s.key, r.error())) return fail(i, r.error());
                 std::lock_guard lock(failMutex);
                 ran.refused.emplace_back(i, r.error());
                 continue;
@@ -223,7 +223,7 @@ Executed execute(const std::vector<Setting>& pending, const Knobs& fs, const Pla
         if (stop) break;
         const Setting& s = pending[i];
         if (auto r = writeChecked(fs, s.key, s.id, s.path, s.kind, s.desired, &plan); !r) {
-            if (familyOf(s.key).refusalIsSkip(s.key, r.error())) {
+            if (familyOf(s.key).refusalIsKnobsOwn(s.key, r.error())) {
                 ran.refused.emplace_back(i, r.error());
                 continue;
             }

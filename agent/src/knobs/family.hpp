@@ -103,7 +103,7 @@ public:
     virtual std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const;  // errors
     // A write the kernel refuses for a reason of its own that makes the knob not rxtune's to set
     // (a managed IRQ): reported and skipped, not an apply failure. Default: every failure fails.
-    virtual bool refusalIsSkip(const KnobKey&, const Error&) const { return false; }
+    virtual bool refusalIsKnobsOwn(const KnobKey&, const Error&) const { return false; }
     // Where the kernel's acceptance of a write is proof of what it holds (no read-back needed).
     virtual bool writeIsExact(const KnobKey&, ValueKind, const std::string& /*value*/, const Plan* /*plan*/) const { return false; }
 

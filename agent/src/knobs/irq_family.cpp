@@ -188,7 +188,7 @@ public:
         return {};
     }
     bool writeIsExact(const KnobKey&, ValueKind, const std::string&, const Plan*) const override { return false; }
-    bool refusalIsSkip(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }
+    bool refusalIsKnobsOwn(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }
 
     void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {
         if (!s.irqbalance) return;
