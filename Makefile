@@ -9,7 +9,8 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libsystemd-dev \
 	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter strace \
 	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux \
-	mmdebstrap podman runc python3-yaml libcap2-bin
+	mmdebstrap podman runc python3-yaml libcap2-bin \
+	libglib2.0-0 libnuma1 libcap-ng0
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan

@@ -11,12 +11,21 @@ one after another on the same lab, each from the untuned state:
   gateway   rxtune apply --profile single-queue-gateway
   balanced  rxtune apply --profile balanced
   xdp       rxtune apply, single-queue-gateway with steering mode xdp (generic)
+  napi      rxtune apply, single-queue-gateway with steering mode napi (threaded NAPI, the kthread
+            on every CPU the profile allows: the scheduler places it)
+  napi-away the same, the kthread pinned to the CPUs other than the NIC CPU
   dp        rxtune-dp polls the wire (af_packet on a veth) and fans flows out to a 2+ queue TAP
   auto      rxtune daemon with steering: mode: auto (it decides from what it measures; a warm-up
             load runs first so that it has something to decide on)
+  auto-napi the same with candidates [rps, xdp, napi]
 
 Usage: bench/lab.py [--smoke] [--duration S] [--connections 250,1000] [--scenarios a,b]
-                    [--safe-point] [--recv-cost nft:N] [--json FILE]
+                    [--safe-point] [--recv-cost nft:N] [--wire napi|plain] [--json FILE]
+
+--wire napi (the default) opens the server's TAP with IFF_NAPI: the wire's writes schedule the
+TAP's NAPI, whose poll runs in the NIC CPU's softirq as a NIC's poll runs on its IRQ CPU (or in
+the napi/tapS-0 kthread under mode napi). --wire plain is the lab before 2026-12-01: no NAPI, each
+frame goes up the stack inside the wire's write; mode napi has nothing to act on there.
 
 --recv-cost nft:N makes the gateway's receive path expensive, as a real gateway's is: conntrack
 plus N netfilter rules in the server netns that every packet walks and none matches.
@@ -94,7 +103,7 @@ def delta(before, after):
 
 
 class Lab:
-    def __init__(self, nic_cpu, tmp, recv_cost=""):
+    def __init__(self, nic_cpu, tmp, recv_cost="", wire="napi"):
         self.pid = os.getpid()
         self.cli, self.srv = "rxlab-c-%d" % self.pid, "rxlab-s-%d" % self.pid
         self.nic_cpu = nic_cpu
@@ -109,6 +118,7 @@ class Lab:
         self.applied = False
         self.daemon = None
         self.recv_cost = recv_cost
+        self.wire_napi = wire == "napi"
         ncpu = os.cpu_count()
         self.load_cpus = ",".join(str(c) for c in range(ncpu) if c != nic_cpu) if ncpu > 1 else str(nic_cpu)
 
@@ -148,7 +158,7 @@ class Lab:
                 sh("ip", "-n", self.srv, "link", "set", d, "up")
             server = ["--server-veth", "vs1"]
         else:
-            server = ["--server-tap", "tapS"]
+            server = ["--server-tap", "tapS", "--napi", "on" if self.wire_napi else "off"]
         log = open(os.path.join(self.tmp, "wire.log"), "w")
         self.wire = subprocess.Popen([WIRE, "--cpu", str(self.nic_cpu), "--client-ns", self.cli, "--client-tap", "tapC",
                                       "--server-ns", self.srv] + server, stdout=log, stderr=log)
@@ -351,15 +361,25 @@ class Lab:
 
 GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n"
 AUTO = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: auto\n  auto: {sustain: 2, window: 6s}\n"
+AUTO_NAPI = AUTO.replace("window: 6s}", "window: 6s, candidates: [rps, xdp, napi]}")
 SCENARIOS = {
     "untuned": None,
     "tunesh": "tunesh",
     "gateway": GATEWAY,
     "balanced": "include: balanced\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n",
     "xdp": GATEWAY.replace("mode: rps", "mode: xdp"),
+    "napi": GATEWAY.replace("mode: rps", "mode: napi"),
+    "napi-away": "napi-away",
     "dp": "dp",
     "auto": "auto",
+    "auto-napi": "auto-napi",
 }
+
+
+def napi_away(nic_cpu):
+    """mode napi with the kthread kept off the NIC CPU (the wire's CPU), where the CPUs allow."""
+    others = [c for c in range(os.cpu_count()) if c != nic_cpu] or [nic_cpu]
+    return GATEWAY.replace("mode: rps", "mode: napi\n  cpus: \"%s\"" % ",".join(map(str, others)))
 
 
 def enter(lab, name):
@@ -372,8 +392,11 @@ def enter(lab, name):
         lab.host_tune()
     elif kind == "dp":
         lab.start_dp(workers=max(1, os.cpu_count() - 1))
-    elif kind == "auto":
-        lab.start_daemon(AUTO)
+    elif kind in ("auto", "auto-napi"):
+        lab.start_daemon(AUTO if kind == "auto" else AUTO_NAPI)
+        lab.host_tune()
+    elif kind == "napi-away":
+        lab.apply(napi_away(lab.nic_cpu))
         lab.host_tune()
     else:
         lab.apply(kind)
@@ -389,7 +412,7 @@ def leave(lab, name):
                      " sysctl -qw net.ipv4.tcp_rmem='%s' net.ipv4.tcp_wmem='%s'" % tuple(lab.tcp_saved))
     elif kind == "dp":
         lab.stop_dp()
-    elif kind == "auto":
+    elif kind in ("auto", "auto-napi"):
         for line in lab.stop_daemon():
             print("lab: auto decided:", line, flush=True)
     elif kind is not None:
@@ -505,6 +528,8 @@ def main():
     ap.add_argument("--auto-warmup", type=float, default=26,
                     help="seconds of load before measuring auto (2 samples of 2 s, then two 6 s trials)")
     ap.add_argument("--recv-cost", default="", help="nft:N: conntrack and N netfilter rules on the gateway's receive path")
+    ap.add_argument("--wire", choices=("napi", "plain"), default="napi",
+                    help="napi: the server's TAP has NAPI (IFF_NAPI), as a NIC does; plain: none (the lab before 2026-12-01)")
     ap.add_argument("--json", help="write all results here")
     ap.add_argument("--report", help="print the tables for a results file written by --json, and exit")
     a = ap.parse_args()
@@ -520,7 +545,7 @@ def main():
         if not os.access(b, os.X_OK):
             sys.exit("lab: %s is not built (make build)" % b)
     tmp = tempfile.mkdtemp(prefix="rxlab-")
-    lab = Lab(a.nic_cpu, tmp, a.recv_cost)
+    lab = Lab(a.nic_cpu, tmp, a.recv_cost, a.wire)
     interrupted = []
 
     def on_signal(sig, _frame):
@@ -536,7 +561,7 @@ def main():
         else:
             conns = [int(c) for c in a.connections.split(",")]
             machine = {"cpus": os.cpu_count(), "kernel": os.uname().release, "date": time.strftime("%Y-%m-%d"),
-                       "nic_cpu": a.nic_cpu, "duration_s": a.duration, "recv_cost": a.recv_cost or "none"}
+                       "nic_cpu": a.nic_cpu, "duration_s": a.duration, "recv_cost": a.recv_cost or "none", "wire": a.wire}
             print("lab:", json.dumps(machine), flush=True)
             for name in [n for _ in range(a.repeat) for n in a.scenarios.split(",")]:
                 if name == "dp" and not os.access(RXTUNE_DP, os.X_OK):
@@ -546,7 +571,7 @@ def main():
                 try:
                     lab.wait_for(lab.reachable, "the gateway in scenario " + name)
                     for c in conns:
-                        if name == "auto":  # give the daemon load to decide on before measuring
+                        if name.startswith("auto"):  # give the daemon load to decide on before measuring
                             lab.measure(c, a.auto_warmup)
                         r = lab.measure(c, a.duration)
                         r.update({"scenario": name, "method": "closed"})

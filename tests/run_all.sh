@@ -60,6 +60,7 @@ stage "integration (asan+ubsan)" meson test -C "$BUILD_ASAN" --suite integration
 stage "lab smoke"            env BUILD="$BUILD" python3 bench/lab.py --smoke
 stage "staged install"       tests/package/staged_install.sh "$BUILD"
 stage "package"              tests/package/test_package.sh
+stage "irqbalance (real binary)" tests/package/irqbalance_real.sh "$BUILD"
 stage "image"                tests/package/test_image.sh
 while read -r target corpus; do
   case "$target" in ""|\#*) continue ;; esac

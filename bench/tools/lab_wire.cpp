@@ -2,11 +2,16 @@
 // netns and a device in the server netns, pinned to one CPU, so that all of the server's receive
 // processing starts on that CPU, as it does for a one-queue NIC whose IRQ is bound there:
 //   --server-tap NAME   writes into a TAP in the server netns: the kernel processes each frame in
-//                       the writer's context (netif_rx on this CPU), so RPS/RFS/XDP on that TAP act
-//                       as they would on a single-queue NIC;
+//                       the writer's context (on this CPU), so RPS/RFS/XDP on that TAP act as they
+//                       would on a single-queue NIC;
+//   --napi on|off       (with --server-tap; default on) open that TAP with IFF_NAPI: each write
+//                       queues the frame and schedules the TAP's NAPI, whose poll (GRO, then the
+//                       stack) runs in this CPU's softirq as a NIC's runs on its IRQ CPU, or in
+//                       its kthread napi/NAME-0 once /sys/class/net/NAME/threaded is 1. off: the
+//                       frame goes up in the write itself (tun_rx_batched), with no NAPI at all;
 //   --server-veth NAME  sends on a veth end (AF_PACKET) whose peer rxtune-dp polls (its NIC side).
 //
-//   lab_wire --cpu N --client-ns NS --client-tap NAME --server-ns NS (--server-tap NAME | --server-veth NAME)
+//   lab_wire --cpu N --client-ns NS --client-tap NAME --server-ns NS (--server-tap NAME [--napi on|off] | --server-veth NAME)
 #include <fcntl.h>
 #include <linux/if_packet.h>
 #include <linux/if_tun.h>
@@ -43,12 +48,12 @@ void enterNs(const std::string& ns) {
     close(fd);
 }
 
-int openTap(const std::string& name) {
+int openTap(const std::string& name, bool napi = false) {
     int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) die("open /dev/net/tun");
     ifreq ifr{};
     std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
-    ifr.ifr_flags = IFF_TAP | IFF_NO_PI;
+    ifr.ifr_flags = static_cast<short>(IFF_TAP | IFF_NO_PI | (napi ? IFF_NAPI : 0));
     if (ioctl(fd, TUNSETIFF, &ifr) != 0) die("TUNSETIFF " + name);
     return fd;
 }
@@ -71,6 +76,7 @@ int openPacket(const std::string& name) {
 int main(int argc, char** argv) {
     std::string clientNs, clientTap, serverNs, serverTap, serverVeth;
     int cpu = -1;
+    bool napi = true;
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string a = argv[i], v = argv[i + 1];
         if (a == "--cpu") cpu = std::atoi(v.c_str());
@@ -79,10 +85,11 @@ int main(int argc, char** argv) {
         else if (a == "--server-ns") serverNs = v;
         else if (a == "--server-tap") serverTap = v;
         else if (a == "--server-veth") serverVeth = v;
+        else if (a == "--napi") napi = v != "off";
     }
     if (cpu < 0 || clientNs.empty() || clientTap.empty() || serverNs.empty() || serverTap.empty() == serverVeth.empty()) {
         std::fprintf(stderr, "usage: lab_wire --cpu N --client-ns NS --client-tap NAME --server-ns NS "
-                             "(--server-tap NAME | --server-veth NAME)\n");
+                             "(--server-tap NAME [--napi on|off] | --server-veth NAME)\n");
         return 2;
     }
     cpu_set_t set;
@@ -93,14 +100,14 @@ int main(int argc, char** argv) {
     enterNs(clientNs);
     const int client = openTap(clientTap);
     enterNs(serverNs);
-    const int server = serverTap.empty() ? openPacket(serverVeth) : openTap(serverTap);
+    const int server = serverTap.empty() ? openPacket(serverVeth) : openTap(serverTap, napi);
     if (setns(self, CLONE_NEWNET) != 0) die("setns back");
     close(self);
     struct sigaction sa{};
     sa.sa_handler = onSignal;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
-    std::fprintf(stderr, "lab_wire: ready on CPU %d\n", cpu);
+    std::fprintf(stderr, "lab_wire: ready on CPU %d%s\n", cpu, serverTap.empty() ? "" : napi ? " (server TAP with NAPI)" : " (server TAP without NAPI)");
 
     unsigned long long toServer = 0, toClient = 0, dropped = 0;
     char buf[65536];

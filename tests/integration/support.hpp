@@ -129,9 +129,10 @@ private:
 };
 
 // A tap device created inside a namespace with N queues attached; queues close on destruction.
+// flags: more TUNSETIFF flags (IFF_NAPI: each queue gets a NAPI, as lab_wire's server TAP has).
 class TapQueues {
 public:
-    TapQueues(const NetNs& ns, const std::string& name, int queues) {
+    TapQueues(const NetNs& ns, const std::string& name, int queues, short flags = 0) {
         int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
         int target = open(("/var/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
         if (self < 0 || target < 0 || setns(target, CLONE_NEWNET) != 0) throw std::runtime_error("setns into test netns");
@@ -140,7 +141,7 @@ public:
             int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
             ifreq ifr{};
             std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
-            ifr.ifr_flags = IFF_TAP | IFF_NO_PI | (queues > 1 ? IFF_MULTI_QUEUE : 0);
+            ifr.ifr_flags = static_cast<short>(IFF_TAP | IFF_NO_PI | (queues > 1 ? IFF_MULTI_QUEUE : 0) | flags);
             if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) != 0) error = std::string("TUNSETIFF: ") + std::strerror(errno);
             if (fd >= 0) fds_.push_back(fd);
         }
@@ -155,6 +156,7 @@ public:
     }
     TapQueues(const TapQueues&) = delete;
     TapQueues& operator=(const TapQueues&) = delete;
+    int fd(size_t queue) const { return fds_.at(queue); }
 
 private:
     std::vector<int> fds_;

@@ -128,6 +128,22 @@ int runPlan(const TuneOptions& o) {
     return p->pendingCount() ? 2 : 0;
 }
 
+namespace {
+
+// <run_dir>/pinned-irqs for irqbalance's policy script; a running irqbalance that asks it is told.
+void publishPinned(const std::string& runDir, const JournalStore& store, const FileTree& fs) {
+    SystemProcessSignals signals;
+    auto pub = publishPinnedIrqs(runDir, store, fs, signals);
+    if (!pub) {
+        std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
+        return;
+    }
+    for (int pid : pub->told) std::cerr << "rxtune: irqbalance (pid " << pid << ") told to rescan: the IRQs rxtune pins changed\n";
+    for (const auto& w : pub->warnings) std::cerr << "rxtune: warning: " << w << "\n";
+}
+
+}  // namespace
+
 int runApply(const TuneOptions& o) {
     FileTree fs("/");
     auto lock = StateLock::acquire(o.runDir);
@@ -140,7 +156,7 @@ int runApply(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
     if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
-    if (auto pub = publishPinnedIrqs(o.runDir, store); !pub) std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
+    publishPinned(o.runDir, store, fs);
     if (o.json) {
         json j = planJson(*p);
         j["written"] = r->written.size();
@@ -201,7 +217,7 @@ int runRevert(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto r = revertAll(knobs, store);
     if (!r) return report(r.error());
-    if (auto pub = publishPinnedIrqs(o.runDir, store); !pub) std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
+    publishPinned(o.runDir, store, fs);
     for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << trimmed(x.value) << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
     std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";

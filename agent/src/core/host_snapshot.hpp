@@ -18,6 +18,15 @@ struct HostSnapshot {
     // Read only where a family needs them (the IRQ family, detect):
     std::optional<IrqbalanceFacts> irqbalance;
     std::map<unsigned, std::uint64_t> interruptsPerCpu;  // /proc/interrupts, every line, by CPU
+    // The same for each IRQ of the snapshot's NICs alone: irq -> cpu -> count (what a CPU does for
+    // a NIC's own IRQ is not "other work" when choosing that IRQ's CPU).
+    std::map<unsigned, std::map<unsigned, std::uint64_t>> nicIrqsPerCpu;
+    // /proc/net/softnet_stat's drops and squeezes by CPU (since boot), read by the rings family
+    // where a ring could grow.
+    struct SoftnetCounts {
+        std::uint64_t dropped = 0, squeezed = 0;
+    };
+    std::optional<std::map<unsigned, SoftnetCounts>> softnet;
 };
 
 }  // namespace rxtune

@@ -71,6 +71,7 @@ std::string irqRole(const std::string& name);
 // Interface counters from rtnetlink stats64.
 struct LinkStats {
     std::uint64_t rxPackets = 0, rxBytes = 0, rxDropped = 0, rxErrors = 0;
+    std::uint64_t rxMissed = 0;  // rx_missed_errors: where drivers count frames lost to a full ring
     std::uint64_t txPackets = 0, txBytes = 0, txDropped = 0, txErrors = 0;
 };
 
@@ -92,6 +93,9 @@ struct NapiState {
     std::optional<std::string> groFlushTimeout, deferHardIrqs;  // sysfs, as read
     std::vector<NapiInfo> instances;
     std::string source;  // "netdev-genl", "proc" (kthread names), or "" (none found)
+    // The device has NAPI that napi-get does not list: a TAP/TUN opened with IFF_NAPI (its NAPI is
+    // added as a TX one, with no id), seen in tun_flags. Its kthread, once threaded, is napi/DEV-0.
+    bool unlisted = false;
 };
 
 enum class Verdict { kSingleQueue, kMultiQueue, kVirtual };

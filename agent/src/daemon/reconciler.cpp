@@ -80,17 +80,25 @@ Result<RevertReport> Reconciler::revert() {
     Knobs knobs(fs_, xdp_, &napi_, &nl_);
     auto r = revertAll(knobs, store_);
     if (r && !runDir_.empty() && pinnedMayBeSet_)
-        if (auto p = publishPinnedIrqs(runDir_, store_); !p) LOG_W("pinned-irqs: " + p.error().message());
+        publishPinnedIrqsNow();
     return r;
 }
 
 void Reconciler::publishPinned(const Profile& profile) {
     if (runDir_.empty() || (profile.irq.kind == IrqIntent::Kind::kKeep && !pinnedMayBeSet_)) return;
-    if (auto p = publishPinnedIrqs(runDir_, store_); !p) {
-        LOG_W("pinned-irqs: " + p.error().message());
-        return;
-    }
+    if (!publishPinnedIrqsNow()) return;
     pinnedMayBeSet_ = profile.irq.kind != IrqIntent::Kind::kKeep;
+}
+
+bool Reconciler::publishPinnedIrqsNow() {
+    auto p = publishPinnedIrqs(runDir_, store_, fs_, *signals_);
+    if (!p) {
+        LOG_W("pinned-irqs: " + p.error().message());
+        return false;
+    }
+    for (int pid : p->told) LOG_I("irqbalance (pid " + std::to_string(pid) + ") told to rescan: the IRQs rxtune pins changed");
+    for (const auto& w : p->warnings) LOG_W(w);
+    return true;
 }
 
 }  // namespace rxtune

@@ -14,6 +14,7 @@
 #include "metrics/metrics.hpp"
 #include "profile/profile.hpp"
 #include "state/journal.hpp"
+#include "sys/signals.hpp"
 
 namespace rxtune {
 
@@ -24,6 +25,8 @@ public:
     // xdp may be null where XDP steering is not available (plans with it are refused).
     Reconciler(FileTree& fs, NetlinkSource& nl, XdpSteering* xdp, std::string stateDir, Metrics& metrics)
         : fs_(fs), nl_(nl), xdp_(xdp), napi_(fs, nl), store_(std::move(stateDir)), metrics_(metrics) {}
+    Reconciler(const Reconciler&) = delete;  // signals_ may point at its own member
+    Reconciler& operator=(const Reconciler&) = delete;
 
     // What to keep applied: the profile, and the config's explicit interface list (empty: the
     // profile's match). Both are read at each run.
@@ -38,6 +41,8 @@ public:
     void setCandidates(std::function<std::vector<std::string>()> candidates) { candidates_ = std::move(candidates); }
     // Where <run_dir>/pinned-irqs goes (irqbalance's policy script reads it); empty: nowhere.
     void setRunDir(std::string runDir) { runDir_ = std::move(runDir); }
+    // Who irqbalance's rescan is sent through (tests: a recorder; default: the system).
+    void useSignals(ProcessSignals& signals) { signals_ = &signals; }
 
     // devices: an event's, the only ones read and answered for; null: the whole host.
     // autoIn: mode auto's decisions (null otherwise). firstEvent: when the burst began, for the
@@ -71,6 +76,9 @@ private:
     // is rewritten once); without irq.cpus it is not rewritten at every run.
     bool pinnedMayBeSet_ = true;
     void publishPinned(const Profile& profile);
+    bool publishPinnedIrqsNow();
+    SystemProcessSignals systemSignals_;
+    ProcessSignals* signals_ = &systemSignals_;
     bool wrote_ = false;
     std::function<std::vector<std::string>()> candidates_;
 };

@@ -70,4 +70,28 @@ Result<IrqbalanceFacts> readIrqbalance(const FileTree& fs, const Topology& host)
     return f;
 }
 
+std::vector<int> irqbalanceAskingRxtune(const FileTree& fs) {
+    std::vector<int> out;
+    auto pids = fs.list("proc");
+    if (!pids) return out;
+    for (const auto& name : *pids) {
+        unsigned pid = 0;
+        if (!parseUnsigned(name, pid)) continue;
+        auto comm = fs.read("proc/" + name + "/comm");
+        if (!comm || trimmed(*comm) != "irqbalance") continue;
+        auto cmd = fs.read("proc/" + name + "/cmdline");
+        if (!cmd) continue;
+        auto words = splitArguments(*cmd, '\0');
+        if (!words.empty()) words.erase(words.begin());
+        IrqbalanceFacts f;
+        applyIrqbalanceConfig({}, words, CpuSet{}, f);
+        std::string script = f.policyScript;
+        while (script.size() > 1 && script.back() == '/') script.pop_back();
+        if (script.empty() || script.front() != '/') continue;  // a relative path: whose cwd?
+        const bool named = script.ends_with("/rxtune-policy");
+        if (named || fs.exists(script.substr(1) + "/rxtune-policy")) out.push_back(static_cast<int>(pid));
+    }
+    return out;
+}
+
 }  // namespace rxtune

@@ -17,21 +17,25 @@ namespace rxtune {
 
 namespace {
 
-constexpr unsigned kIffTap = 0x0002;  // IFF_TAP in tun_flags
+constexpr unsigned kIffTap = 0x0002;   // IFF_TAP in tun_flags
+constexpr unsigned kIffNapi = 0x0010;  // IFF_NAPI in tun_flags
 constexpr const char* kOneTxQueue = "one TX queue: not used";
+
+// A tun driver device's tun_flags ("0x1012") at rel; 0 where absent or unreadable.
+unsigned tunFlags(const FileTree& fs, const std::string& rel) {
+    auto flags = fs.read(rel);
+    unsigned v = 0;
+    if (flags) {
+        std::string t = trimmed(*flags);
+        if (t.starts_with("0x")) t = t.substr(2);
+        std::from_chars(t.data(), t.data() + t.size(), v, 16);
+    }
+    return v;
+}
 
 // dev: the device's own directory (sys/class/net/<name>) as a tree.
 std::string kindOf(const FileTree& dev, const LinkInfo& li, bool hasDevice) {
-    if (li.kind == "tun") {
-        auto flags = dev.read("tun_flags");
-        unsigned v = 0;
-        if (flags) {
-            std::string t = trimmed(*flags);
-            if (t.starts_with("0x")) t = t.substr(2);
-            std::from_chars(t.data(), t.data() + t.size(), v, 16);
-        }
-        return (v & kIffTap) ? "tap" : "tun";
-    }
+    if (li.kind == "tun") return (tunFlags(dev, "tun_flags") & kIffTap) ? "tap" : "tun";
     if (!li.kind.empty()) return li.kind;
     if (li.arptype == ARPHRD_LOOPBACK || (li.flags & IFF_LOOPBACK)) return "loopback";
     return hasDevice ? "physical" : "virtual";
@@ -289,6 +293,8 @@ Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
     auto inst = napiInstances(fs, nl, nic.name, nic.ifindex, &st.source);
     if (!inst) return failWith(inst.error());
     st.instances = std::move(*inst);
+    if (st.instances.empty() && (nic.kind == "tap" || nic.kind == "tun"))
+        st.unlisted = (tunFlags(fs, paths::netDevFile(nic.name, "tun_flags")) & kIffNapi) != 0;
     nic.napi = std::move(st);
     return {};
 }

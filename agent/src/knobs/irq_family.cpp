@@ -5,6 +5,7 @@
 // /proc/irq/N/<action> shows the same owner. A managed IRQ (the kernel spreads it itself and
 // refuses affinity writes with EIO) is reported and skipped. Also irqbalance's view (detect).
 #include <algorithm>
+#include <set>
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -64,9 +65,15 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     if (in.profile.steering.cpus.kind == CpuChoice::Kind::kCgroup)
         if (auto g = in.opts.cgroupCpus.find(in.profile.steering.cpus.cgroupPath); g != in.opts.cgroupCpus.end()) app = g->second;
     std::optional<unsigned> best;
+    // Other work: every interrupt the CPU served but the device's own (once the IRQ is pinned
+    // there, its own count grows on that CPU, and counting it would move the IRQ away again).
     auto work = [&](unsigned cpu) {
         auto it = in.snap.interruptsPerCpu.find(cpu);
-        return it == in.snap.interruptsPerCpu.end() ? std::uint64_t{0} : it->second;
+        std::uint64_t n = it == in.snap.interruptsPerCpu.end() ? 0 : it->second;
+        for (const auto& irq : nic.irqs)
+            if (auto l = in.snap.nicIrqsPerCpu.find(irq.number); l != in.snap.nicIrqsPerCpu.end())
+                if (auto k = l->second.find(cpu); k != l->second.end()) n -= std::min(n, k->second);
+        return n;
     };
     for (unsigned cpu : host.online.cpus()) {
         std::string why;
@@ -74,7 +81,7 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
         else if (host.isolated.contains(cpu) || host.nohzFull.contains(cpu)) why = "left out: isolated/nohz_full";
         else if (app.contains(cpu)) why = "left out: the application's (cgroup " + in.profile.steering.cpus.cgroupPath + ")";
         else {
-            why = "eligible: " + std::to_string(work(cpu)) + " interrupts so far";
+            why = "eligible: " + std::to_string(work(cpu)) + " other interrupts since boot";
             if (!best || work(cpu) < work(*best)) best = cpu;
         }
         c.why.push_back("cpu " + std::to_string(cpu) + " " + why);
@@ -82,6 +89,19 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     if (!best) {
         c.skip = "irq.cpus auto: no CPU on the NIC's NUMA node that is neither isolated, nohz_full nor the application's";
         return c;
+    }
+    // Where the RX IRQ is now on one eligible CPU within 10 % of the least, it stays: counts since
+    // boot drift, and an IRQ moved at every run for a few interrupts' difference helps nobody.
+    const CpuSet now = irqCpus(nic);
+    if (now.count() == 1) {
+        const unsigned cur = now.cpus().front();
+        if (cur != *best && node.contains(cur) && !host.isolated.contains(cur) && !host.nohzFull.contains(cur) && !app.contains(cur) &&
+            host.online.contains(cur) && work(cur) <= work(*best) + work(*best) / 10) {
+            c.cpus = CpuSet::of({cur});
+            c.why.push_back("cpu " + std::to_string(cur) + " kept: the IRQ is there now, within 10% of the least other interrupt work (cpu " +
+                            std::to_string(*best) + ")");
+            return c;
+        }
     }
     c.cpus = CpuSet::of({*best});
     c.why.push_back("cpu " + std::to_string(*best) + " chosen: the eligible CPU with the least other interrupt work");
@@ -232,9 +252,17 @@ private:
             if (!text) return failWith(text.error());
             auto table = parseInterrupts(*text);
             if (!table) return failWith(table.error());
-            for (const auto& line : table->lines)
-                if (line.numeric)
-                    for (size_t c = 0; c < line.counts.size() && c < table->cpus.size(); ++c) snap.interruptsPerCpu[table->cpus[c]] += line.counts[c];
+            std::set<unsigned> nicIrqs;
+            for (const auto& n : snap.nics)
+                for (const auto& irq : n.irqs) nicIrqs.insert(irq.number);
+            for (const auto& line : table->lines) {
+                if (!line.numeric) continue;
+                const bool ofNic = nicIrqs.count(line.irq) > 0;
+                for (size_t c = 0; c < line.counts.size() && c < table->cpus.size(); ++c) {
+                    snap.interruptsPerCpu[table->cpus[c]] += line.counts[c];
+                    if (ofNic) snap.nicIrqsPerCpu[line.irq][table->cpus[c]] += line.counts[c];
+                }
+            }
         }
         return {};
     }

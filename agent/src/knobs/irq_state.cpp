@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "inventory/irqbalance_reader.hpp"
 #include "knobs/registry.hpp"
 #include "sys/atomic_file.hpp"
 #include "sys/files.hpp"
@@ -21,12 +22,26 @@ std::string pinnedIrqsText(const Journal* applied) {
     return out;
 }
 
-Result<void> publishPinnedIrqs(const std::string& runDir, const JournalStore& store) {
+Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const JournalStore& store, const FileTree& root,
+                                              ProcessSignals& signals) {
     auto j = store.load();
     if (!j) return failWith(j.error());
     const std::string text = pinnedIrqsText(*j ? &**j : nullptr);
+    const std::string file = runDir + "/pinned-irqs";
+    auto now = readFileIfExists(file);
+    const bool exists = now && *now;
+    const std::string before = exists ? **now : std::string();  // absent: nothing was pinned
+    PinnedIrqsPublished out;
+    if (exists && before == text) return out;
     if (auto d = makeDirectories(runDir); !d) return failWith(d.error());
-    return writeFileAtomic(runDir + "/pinned-irqs", text, false);
+    if (auto w = writeFileAtomic(file, text, false); !w) return failWith(w.error());
+    out.changed = before != text;
+    if (!out.changed) return out;
+    for (int pid : irqbalanceAskingRxtune(root)) {
+        if (auto r = signals.hangUp(pid, "irqbalance"); r) out.told.push_back(pid);
+        else out.warnings.push_back("irqbalance (pid " + std::to_string(pid) + ") not told to rescan: " + r.error().message());
+    }
+    return out;
 }
 
 }  // namespace rxtune

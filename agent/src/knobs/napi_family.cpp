@@ -80,9 +80,14 @@ public:
                                                              "/threaded (threaded NAPI needs Linux 5.12+)"});
             return {};
         }
-        if (nic.napi.source == "netdev-genl" && nic.napi.instances.empty()) {
-            p.skipped.push_back({nic.name + " steering", "mode napi: " + nic.name + " has no NAPI instance now (veth has one only "
-                                                             "with GRO or XDP on: ethtool -K " + nic.name + " gro on)"});
+        if (nic.napi.source == "netdev-genl" && nic.napi.instances.empty() && !nic.napi.unlisted) {
+            const bool tun = nic.kind == "tap" || nic.kind == "tun";
+            p.skipped.push_back({nic.name + " steering", "mode napi: " + nic.name + " has no NAPI instance now (" +
+                                                             (tun ? "a TAP/TUN has one only when the program that opens it asks for "
+                                                                    "IFF_NAPI (tun_flags 0x10)"
+                                                                  : "veth has one only with GRO or XDP on: ethtool -K " + nic.name +
+                                                                        " gro on") +
+                                                             ")"});
             return {};
         }
         std::string why = "threaded NAPI: the poll runs in its kthread(s), pinned to CPUs " + d.targets.toList() + d.notes;
@@ -104,6 +109,7 @@ public:
         nlohmann::ordered_json o;
         o["threaded"] = n.napi.threaded ? nlohmann::ordered_json(trimmed(*n.napi.threaded)) : nlohmann::ordered_json(nullptr);
         o["source"] = n.napi.source;
+        if (n.napi.unlisted) o["unlisted"] = true;  // IFF_NAPI on a TAP/TUN: napi-get lists none
         auto list = nlohmann::ordered_json::array();
         for (const auto& i : n.napi.instances) {
             nlohmann::ordered_json e = {{"id", i.id}};
@@ -120,7 +126,8 @@ public:
     void detectText(const Nic& n, std::ostream& out) const override {
         if (!n.napi.read) return;
         out << "    napi threaded " << (n.napi.threaded ? trimmed(*n.napi.threaded) : std::string("(absent)")) << ", "
-            << n.napi.instances.size() << " instance(s)" << (n.napi.source.empty() ? "" : " (" + n.napi.source + ")") << "\n";
+            << n.napi.instances.size() << " instance(s)" << (n.napi.source.empty() ? "" : " (" + n.napi.source + ")")
+            << (n.napi.unlisted ? ", and IFF_NAPI NAPI that napi-get does not list" : "") << "\n";
         for (const auto& i : n.napi.instances) {
             out << "      napi " << i.id;
             if (i.irq >= 0) out << " irq " << i.irq;

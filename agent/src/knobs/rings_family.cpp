@@ -4,8 +4,10 @@
 // size wanted, so the daemon writes nothing again.
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "inventory/softnet.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
+#include "planner/planner.hpp"
 
 namespace rxtune {
 
@@ -19,6 +21,34 @@ using json = nlohmann::ordered_json;
 template <class T>
 json opt(const std::optional<T>& v) {
     return v ? json(*v) : json(nullptr);
+}
+
+// What says the RX ring runs short, "" for nothing: the device's drops and missed frames (drivers
+// count a full ring in one or the other), and softnet's squeezes and drops on the CPUs that take
+// the device's RX IRQ(s) (a squeeze: the poll's budget ran out with frames still in the ring; a
+// drop there: that CPU's backlog was full). All since boot, like the device's counters.
+std::string ringPressure(const Nic& nic, const HostSnapshot& snap) {
+    std::vector<std::string> parts;
+    if (nic.stats.rxDropped > 0 && nic.stats.rxMissed == 0)
+        parts.push_back("the device counts " + std::to_string(nic.stats.rxDropped) + " dropped packets");
+    else if (nic.stats.rxMissed > 0)
+        parts.push_back("the device counts " + std::to_string(nic.stats.rxDropped) + " dropped and " + std::to_string(nic.stats.rxMissed) +
+                        " missed packets");
+    if (snap.softnet) {
+        const CpuSet cpus = irqCpus(nic);
+        std::uint64_t dropped = 0, squeezed = 0;
+        for (unsigned c : cpus.cpus())
+            if (auto it = snap.softnet->find(c); it != snap.softnet->end()) {
+                dropped += it->second.dropped;
+                squeezed += it->second.squeezed;
+            }
+        if (dropped + squeezed > 0)
+            parts.push_back("softnet counts " + std::to_string(squeezed) + " squeezes and " + std::to_string(dropped) +
+                            " drops on CPU(s) " + cpus.toList() + ", which take its RX IRQ");
+    }
+    std::string out;
+    for (const auto& s : parts) out += (out.empty() ? "" : " and ") + s;
+    return out;
 }
 
 class RingsFamily final : public KnobFamily {
@@ -41,12 +71,25 @@ public:
     // Physical NICs' rings are read for every plan (the advice below); virtual devices have none.
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
         const bool asked = profile.nic.ringRx.set() || profile.nic.ringTx.set();
-        for (auto& n : snap.nics)
+        bool couldGrow = false;
+        for (auto& n : snap.nics) {
             if (!n.rings && (asked || n.kind == "physical")) {
                 auto r = io.nl.rings(n.name);
                 if (!r) return failWith(r.error().withContext("interface " + n.name));
                 n.rings = *r;
             }
+            couldGrow = couldGrow || (n.rings && n.rings->supported && n.rings->rx < n.rings->rxMax);
+        }
+        // The advice below also asks softnet, for the CPUs that take a ring's IRQ.
+        if (couldGrow && !snap.softnet && io.fs.exists("proc/net/softnet_stat")) {
+            auto text = io.fs.read("proc/net/softnet_stat");
+            if (!text) return failWith(text.error());
+            auto rows = parseSoftnetStat(*text, snap.host.online.cpus());
+            if (!rows) return failWith(rows.error().withContext(io.fs.full("proc/net/softnet_stat")));
+            std::map<unsigned, HostSnapshot::SoftnetCounts> counts;
+            for (const auto& [cpu, row] : *rows) counts[cpu] = {row.dropped, row.timeSqueeze};
+            snap.softnet = std::move(counts);
+        }
         return {};
     }
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
@@ -64,10 +107,10 @@ public:
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
         const NicIntent& want = in.profile.nic;
-        if (nic.rings && nic.rings->supported && !want.ringRx.set() && nic.rings->rx < nic.rings->rxMax && nic.stats.rxDropped > 0)
-            p.advice.push_back({nic.name, "RX ring " + std::to_string(nic.rings->rx) + " of at most " + std::to_string(nic.rings->rxMax) +
-                                              " while the device counts " + std::to_string(nic.stats.rxDropped) +
-                                              " dropped packets: a larger ring absorbs bursts (nic.rings.rx: max)"});
+        if (nic.rings && nic.rings->supported && !want.ringRx.set() && nic.rings->rx < nic.rings->rxMax)
+            if (auto why = ringPressure(nic, in.snap); !why.empty())
+                p.advice.push_back({nic.name, "RX ring " + std::to_string(nic.rings->rx) + " of at most " + std::to_string(nic.rings->rxMax) +
+                                                  " while " + why + ": a larger ring absorbs bursts (nic.rings.rx: max)"});
         auto one = [&](const char* which, const RingSize& size, std::uint32_t now, std::uint32_t max) {
             if (!size.set()) return;
             const KnobKey k{Family::kRings, nic.name, which};

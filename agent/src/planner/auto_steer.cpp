@@ -165,14 +165,29 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             ++baselineN_;
             if (baselineN_ < t_.sustain) return d;
             Choice c = choose(s, rxCpu, candidates, rxSiblings);
+            std::vector<SteeringMode> modes = t_.candidates;
             if (c.targets.empty()) {
-                if (!holding_) {  // said once per saturated spell, not every sample
-                    holding_ = true;
-                    d.decision = "hold";
-                    d.reason = "no_spare_cpu";
-                    d.detail = c.verdict;
+                // RPS and XDP hand the work to another CPU and need room there; a NAPI kthread is a
+                // task the scheduler shares out fairly with the application's, so it is worth a
+                // trial even where every other CPU is busy (judged like any other).
+                CpuSet away = candidates - rxSiblings;
+                if (away.empty()) away = candidates - CpuSet::of({rxCpu});
+                const bool napi = std::find(modes.begin(), modes.end(), SteeringMode::kNapi) != modes.end();
+                if (!napi || away.empty()) {
+                    if (!holding_) {  // said once per saturated spell, not every sample
+                        holding_ = true;
+                        d.decision = "hold";
+                        d.reason = "no_spare_cpu";
+                        d.detail = c.verdict;
+                    }
+                    return d;
                 }
-                return d;
+                c.targets = away;
+                modes = {SteeringMode::kNapi};
+                const std::string tail = ": steering would only move the bottleneck";
+                if (c.verdict.ends_with(tail)) c.verdict.resize(c.verdict.size() - tail.size());
+                c.verdict += " for RPS or XDP (they would only move the bottleneck); a NAPI kthread needs no idle CPU (the scheduler "
+                             "shares its CPU): napi alone to CPUs " + away.toList();
             }
             baselinePps_ = mean(baselineSum_, baselineN_);
             baselineLossRate_ = mean(baselineLoss_, baselineN_);
@@ -181,7 +196,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             rxCpu_ = rxCpu;
             state_ = AutoState::kTrial;
             trials_.clear();
-            for (SteeringMode m : t_.candidates) trials_.push_back({m, 0, 0, 0, false, false});
+            for (SteeringMode m : modes) trials_.push_back({m, 0, 0, 0, false, false});
             if (trials_.empty()) trials_.push_back({SteeringMode::kRps, 0, 0, 0, false, false});
             trialIdx_ = 0;
             mode_ = trials_.front().mode;
@@ -189,7 +204,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             d.decision = "enable";
             d.reason = "saturated";
             d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) +
-                       " lost/s; trying " + candidateOrder(t_.candidates.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : t_.candidates) + ", " + pps(t_.windowSeconds) + " s each";
+                       " lost/s; trying " + candidateOrder(modes.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : modes) + ", " + pps(t_.windowSeconds) + " s each";
             d.changed = true;
             return d;
         }

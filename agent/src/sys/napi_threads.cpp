@@ -72,11 +72,16 @@ Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& n
     if (*viaNl) {
         out = std::move(**viaNl);
         if (source) *source = "netdev-genl";
-    } else {
+    }
+    // napi-get lists only NAPIs with an id: a TAP's IFF_NAPI one (added as a TX NAPI) has none,
+    // yet it has its kthread once threaded. Where napi-get lists nothing, the names in /proc count.
+    if (!*viaNl || out.empty()) {
         auto scanned = scanNapiThreads(fs, ifname);
         if (!scanned) return failWith(scanned.error());
-        out = std::move(*scanned);
-        if (source) *source = "proc";
+        if (!scanned->empty() || !*viaNl) {
+            out = std::move(*scanned);
+            if (source) *source = "proc";
+        }
     }
     for (auto& n : out) {
         if (n.pid <= 0) continue;

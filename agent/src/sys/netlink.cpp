@@ -150,6 +150,7 @@ LinkInfo linkInfoOf(rtnl_link* link) {
     li.stats.rxBytes = rtnl_link_get_stat(link, RTNL_LINK_RX_BYTES);
     li.stats.rxDropped = rtnl_link_get_stat(link, RTNL_LINK_RX_DROPPED);
     li.stats.rxErrors = rtnl_link_get_stat(link, RTNL_LINK_RX_ERRORS);
+    li.stats.rxMissed = rtnl_link_get_stat(link, RTNL_LINK_RX_MISSED_ERR);
     li.stats.txPackets = rtnl_link_get_stat(link, RTNL_LINK_TX_PACKETS);
     li.stats.txBytes = rtnl_link_get_stat(link, RTNL_LINK_TX_BYTES);
     li.stats.txDropped = rtnl_link_get_stat(link, RTNL_LINK_TX_DROPPED);

@@ -8,6 +8,7 @@
 #include "../support/fixture.hpp"
 #include <prometheus/text_serializer.h>
 
+#include "core/text.hpp"
 #include "daemon/reconciler.hpp"
 
 using namespace rxtune;
@@ -125,4 +126,56 @@ TEST_CASE("a pinned IRQ someone moved is put back at the drift check, counted, a
     REQUIRE(r.revert());
     CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "0-7");  // the original, as the plan read it
     CHECK(slurp(run / "pinned-irqs").empty());
+}
+
+namespace {
+
+// A driver whose ring change resets the device (igb, r8169 take the link down and up): each
+// RINGS_SET queues the link event that follows, and clears the queue's RPS mask, as a driver that
+// reallocates its queues does.
+class ResettingNetlink final : public test::FakeNetlink {
+public:
+    ResettingNetlink(const std::filesystem::path& root, FileTree& fs) : FakeNetlink(root), fs_(fs) {}
+    Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override {
+        if (auto r = FakeNetlink::setRings(ifname, rx, tx); !r) return r;
+        if (auto r = fs_.write("sys/class/net/" + ifname + "/queues/rx-0/rps_cpus", "00"); !r) return r;
+        events.push_back(ifname);
+        return {};
+    }
+    std::vector<std::string> events;
+
+private:
+    FileTree& fs_;
+};
+
+}  // namespace
+
+TEST_CASE("a ring change that resets the link does not make the daemon loop on its own events", "[daemon][rings]") {
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    FileTree fs(tree.path().string());
+    ResettingNetlink nl(tree.path(), fs);
+    Metrics metrics("test");
+    Profile profile = loadProfileText("steering:\n  mode: rps\n  cpus: 0-3\n  xps: false\nnic:\n  rings: {rx: max}\n", "p.yaml", {}).value();
+    std::vector<std::string> interfaces;
+    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
+    r.configure(&profile, &interfaces);
+    REQUIRE(r.run(Reconciler::Why::kStart));
+    CHECK(nl.ringSets == 1);
+    CHECK(nl.rings("enp3s0").value().rx == 1024);
+    // The daemon answers each event the reset fired; none may set the ring again (and so fire more).
+    int handled = 0;
+    while (!nl.events.empty() && handled < 10) {
+        const std::set<std::string> devices{nl.events.front()};
+        nl.events.erase(nl.events.begin());
+        REQUIRE(r.run(Reconciler::Why::kEvent, &devices));
+        ++handled;
+    }
+    CHECK(handled == 1);
+    CHECK(nl.ringSets == 1);
+    // What the reset did cost is put back once: the RPS mask the driver cleared.
+    CHECK(trimmed(fs.read("sys/class/net/enp3s0/queues/rx-0/rps_cpus").value()) == "f");
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(nl.ringSets == 1);
+    CHECK(nl.events.empty());
 }

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
 
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
@@ -123,13 +124,16 @@ TEST_CASE("irqbalance on the fixture hosts: the running process's arguments are 
 TEST_CASE("irq.cpus auto: the NIC's node, not isolated, not the application's, least other work; explained", "[knobs][irq]") {
     test::TempTree igb{"igb-one-queue"};
     auto prep = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n"), true);
-    // Node 1 is CPUs 4-7, 6-7 are isolated; CPU 5 serves the RX IRQ's 9.9M interrupts, CPU 4 none.
-    CHECK(lines(prep.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 4"});
+    // Node 1 is CPUs 4-7, 6-7 are isolated; CPU 5 serves the RX IRQ's 9.9M interrupts (its own, not
+    // other work) and CPU 4 nothing else either: the IRQ stays where it is.
+    CHECK(lines(prep.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 5"});
     std::string explained;
     for (const auto& e : prep.plan.explanation) explained += e + "\n";
     CHECK(explained.find("enp1s0: irq cpu 0 left out: not on the NIC's NUMA node 1") != std::string::npos);
     CHECK(explained.find("enp1s0: irq cpu 6 left out: isolated/nohz_full") != std::string::npos);
-    CHECK(explained.find("enp1s0: irq cpu 4 chosen: the eligible CPU with the least other interrupt work") != std::string::npos);
+    CHECK(explained.find("enp1s0: irq cpu 5 eligible: 0 other interrupts since boot") != std::string::npos);
+    CHECK(explained.find("enp1s0: irq cpu 5 kept: the IRQ is there now, within 10% of the least other interrupt work (cpu 4)") !=
+          std::string::npos);
     // irqbalance runs and bans IRQ 77 already: said as advice.
     REQUIRE(prep.plan.advice.size() == 1);
     CHECK(prep.plan.advice[0].text.find("bans IRQ 77 already") != std::string::npos);
@@ -234,6 +238,34 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
     REQUIRE(advised.advice.size() == 1);
     CHECK(advised.advice[0].text.find("RX ring 256 of at most 1024 while the device counts 1234 dropped packets") == 0);
     CHECK(advised.pendingCount() == 0);
+    // Softnet's squeezes and drops count where they are on the CPU that takes the RX IRQ (4), and
+    // missed frames (a full ring) beside the drops; drops on other CPUs are not the ring's.
+    {
+        std::string softnet;
+        for (unsigned cpu = 0; cpu < 8; ++cpu) {
+            char row[160];
+            std::snprintf(row, sizeof row, "000f4240 %08x %08x 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 00000000 %08x\n",
+                          cpu == 4 ? 7u : cpu == 1 ? 900u : 0u, cpu == 4 ? 321u : 0u, cpu);
+            softnet += row;
+        }
+        r8.put("proc/net/softnet_stat", softnet);
+        auto doc = nlohmann::json::parse(std::ifstream(r8.path() / "netlink.json"));
+        for (auto& l : doc["links"])
+            if (l["name"] == "enp3s0") l["rx_missed"] = 55;
+        r8.put("netlink.json", doc.dump());
+        auto more = prepare(r8, profileOf(kIrqOnly)).plan;
+        REQUIRE(more.advice.size() == 1);
+        CHECK(more.advice[0].text == "RX ring 256 of at most 1024 while the device counts 1234 dropped and 55 missed packets and softnet "
+                                     "counts 321 squeezes and 7 drops on CPU(s) 4, which take its RX IRQ: a larger ring absorbs "
+                                     "bursts (nic.rings.rx: max)");
+        // Only softnet shows it (a driver that counts neither): still advised.
+        for (auto& l : doc["links"])
+            if (l["name"] == "enp3s0") l["rx_missed"] = 0, l["rx_dropped"] = 0;
+        r8.put("netlink.json", doc.dump());
+        auto only = prepare(r8, profileOf(kIrqOnly)).plan;
+        REQUIRE(only.advice.size() == 1);
+        CHECK(only.advice[0].text.find("RX ring 256 of at most 1024 while softnet counts 321 squeezes and 7 drops on CPU(s) 4") == 0);
+    }
     auto err = [](const std::string& text) { return loadProfileText(text, "bad.yaml", {}).error().message(); };
     CHECK(err("nic:\n  rings: {rx: big}\n").find("bad.yaml:2:15: nic.rings.rx: expected max or a number of descriptors, got 'big'") == 0);
     CHECK(err("nic:\n  rings: {rx: 0}\n").find("nic.rings.rx") != std::string::npos);
@@ -281,4 +313,67 @@ TEST_CASE("detect shows rings, coalescing and irqbalance from the families", "[k
     printTable(snap, text);
     CHECK(text.str().find("irqbalance runs (pid 1204), package 1.9.2-1") != std::string::npos);
     CHECK(text.str().find("rings rx 256/4096 tx 256/4096") != std::string::npos);
+}
+
+namespace {
+
+using namespace std::string_literals;
+
+std::string fileText(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Records the rescans asked for instead of signalling anything.
+class RecordingSignals final : public ProcessSignals {
+public:
+    Result<void> hangUp(int pid, const std::string& comm) override {
+        told.emplace_back(pid, comm);
+        return {};
+    }
+    std::vector<std::pair<int, std::string>> told;
+};
+
+}  // namespace
+
+TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune's policy script is told to rescan", "[knobs][irq]") {
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    IrqTree fs(tree.path().string());
+    const Knobs knobs(fs, nullptr);
+    JournalStore store((state.path() / "state").string());
+    const std::string runDir = (state.path() / "run").string();
+    RecordingSignals signals;
+    // irqbalance 941 runs with the drop-in's command line; 950 with a policy directory holding the
+    // script; 960 with somebody else's script.
+    tree.put("proc/941/cmdline", "/usr/sbin/irqbalance\0--foreground\0--policyscript=/usr/share/rxtune/irqbalance/rxtune-policy\0"s);
+    tree.put("proc/950/comm", "irqbalance\n");
+    tree.put("proc/950/cmdline", "irqbalance\0-l\0/etc/irqbalance.d/\0"s);
+    tree.put("etc/irqbalance.d/rxtune-policy", "#!/bin/sh\n");
+    tree.put("proc/960/comm", "irqbalance\n");
+    tree.put("proc/960/cmdline", "irqbalance\0--policyscript=/usr/local/bin/mine\0"s);
+    CHECK(irqbalanceAskingRxtune(fs) == std::vector<int>{941, 950});
+
+    // Nothing pinned yet: the file is made, nobody is told.
+    auto first = publishPinnedIrqs(runDir, store, fs, signals).value();
+    CHECK_FALSE(first.changed);
+    CHECK(signals.told.empty());
+    CHECK(std::filesystem::exists(runDir + "/pinned-irqs"));
+
+    REQUIRE(applyPlan(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan, knobs, store, "t1"));
+    auto pinned = publishPinnedIrqs(runDir, store, fs, signals).value();
+    CHECK(pinned.changed);
+    CHECK(pinned.told == std::vector<int>{941, 950});
+    CHECK(signals.told == std::vector<std::pair<int, std::string>>{{941, "irqbalance"}, {950, "irqbalance"}});
+    CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
+
+    // The same list again (every daemon run): not rewritten, nobody told again.
+    CHECK_FALSE(publishPinnedIrqs(runDir, store, fs, signals).value().changed);
+    CHECK(signals.told.size() == 2);
+
+    REQUIRE(revertAll(knobs, store));
+    auto reverted = publishPinnedIrqs(runDir, store, fs, signals).value();
+    CHECK(reverted.changed);
+    CHECK(signals.told.size() == 4);
+    CHECK(fileText(runDir + "/pinned-irqs").empty());
 }

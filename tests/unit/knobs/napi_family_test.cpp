@@ -97,6 +97,24 @@ TEST_CASE("mode napi: threaded on, the kthreads pinned to the targets; napi-get 
         CHECK(p.skipped[0].reason.find("has no NAPI instance now") != std::string::npos);
         CHECK(p.settings.empty());
     }
+    SECTION("a TAP: IFF_NAPI in tun_flags says it has a NAPI napi-get does not list; without it, skipped") {
+        test::TempTree tree{"story-20cpu-single-queue"};
+        auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
+        for (auto& l : doc["links"]) {
+            l["napis"] = nlohmann::json::array();
+            if (l["name"] == "enp2s0") l["kind"] = "tun";
+        }
+        tree.put("netlink.json", doc.dump());
+        const auto prof = profileOf("match:\n  virtual: include\nsteering:\n  mode: napi\n  xps: false\n  cpus: 0-3\n");
+        tree.put("sys/class/net/enp2s0/tun_flags", "0x1012\n");
+        auto p = planOn(tree, prof);
+        CHECK(lines(p) == std::vector<std::string>{"enp2s0 threaded 0 -> 1", "enp2s0 napi kthreads  -> f"});
+        tree.put("sys/class/net/enp2s0/tun_flags", "0x1002\n");
+        p = planOn(tree, prof);
+        REQUIRE(p.skipped.size() == 1);
+        CHECK(p.skipped[0].reason.find("asks for IFF_NAPI") != std::string::npos);
+        CHECK(p.settings.empty());
+    }
     SECTION("a kernel without threaded NAPI") {
         test::TempTree tree{"vm-no-cpufreq"};
         auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  xps: false\n"));

@@ -386,3 +386,29 @@ TEST_CASE("auto: device fallback: drops come out of a NIC's RX count, not out of
     CHECK(s.deliveredPps == Approx(200000));
     CHECK(std::string(s.source) == "device");
 }
+
+TEST_CASE("auto: busy other CPUs: napi, where it is a candidate, is tried alone (its kthread needs no idle CPU)", "[auto][napi]") {
+    AutoSteer a(fast({SteeringMode::kRps, SteeringMode::kXdp, SteeringMode::kNapi}));
+    AutoDecision d;
+    for (int i = 1; i <= 3; ++i) d = a.step(sample(i, 100000, 0.8, 1.0, 0.95), 0, kAll, kRxOnly);
+    REQUIRE(d.decision == "enable");
+    CHECK(d.detail.find("no other CPU has 25% idle for RPS or XDP") != std::string::npos);
+    CHECK(d.detail.find("trying napi,") != std::string::npos);
+    CHECK(a.mode() == SteeringMode::kNapi);
+    CHECK(a.targets() == CpuSet::of({1, 2, 3}));
+    // Judged like any trial: better than none, kept.
+    AutoDecision k;
+    for (int i = 4; i <= 14 && k.decision.empty(); ++i) k = a.step(sample(i, 130000, 0.5, 1.0, 0.95), 0, kAll, kRxOnly);
+    CHECK(k.decision == "keep");
+    CHECK(a.mode() == SteeringMode::kNapi);
+
+    // Worse than none: undone, and steering stays off.
+    AutoSteer b(fast({SteeringMode::kRps, SteeringMode::kNapi}));
+    for (int i = 1; i <= 3; ++i) b.step(sample(i, 100000, 0.8, 1.0, 0.95), 0, kAll, kRxOnly);
+    REQUIRE(b.mode() == SteeringMode::kNapi);
+    AutoDecision w;
+    for (int i = 4; i <= 14 && w.decision.empty(); ++i) w = b.step(sample(i, 80000, 0.5, 1.0, 0.95), 0, kAll, kRxOnly);
+    CHECK(w.decision != "keep");
+    CHECK(b.mode() == SteeringMode::kNone);
+    CHECK(b.targets().empty());
+}

@@ -61,7 +61,7 @@ private:
     std::filesystem::path path_;
 };
 
-class FakeNetlink final : public NetlinkSource {
+class FakeNetlink : public NetlinkSource {
 public:
     explicit FakeNetlink(const std::filesystem::path& root) {
         std::ifstream in(root / "netlink.json");
@@ -83,6 +83,7 @@ public:
             li.numRxQueues = l["num_rx_queues"];
             li.numTxQueues = l["num_tx_queues"];
             li.stats.rxDropped = l.value("rx_dropped", 0ull);
+            li.stats.rxMissed = l.value("rx_missed", 0ull);
             out.push_back(li);
         }
         return out;
