@@ -11,9 +11,10 @@
 
 namespace rxtune {
 
-Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
-                             const std::vector<std::string>& interfaces, bool skipMissing, const XdpSteering* xdp,
-                             const AutoInputs* autoIn, bool explain, const std::vector<std::string>* scope) {
+Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl, const PlanRequest& req) {
+    const auto& interfaces = req.interfaces;
+    const auto* scope = req.scope;
+    const auto* autoIn = req.autoIn;
     std::vector<std::string> only = interfaces;
     if (scope) {
         only.clear();
@@ -21,10 +22,12 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
             if (interfaces.empty() || std::find(interfaces.begin(), interfaces.end(), n) != interfaces.end()) only.push_back(n);
     }
     // Names that are not there (yet) are left out by the snapshot itself: one query per name.
-    const bool missingOk = skipMissing || scope;
+    const bool missingOk = req.skipMissing || scope;
     PlanOptions opts;
     opts.explicitInterfaces = !interfaces.empty();
-    opts.explain = explain;
+    opts.explain = req.explain;
+    opts.interruptsBefore = req.interruptsBefore;
+    opts.interruptsSeconds = req.interruptsSeconds;
     if (autoIn) {
         opts.autoTargets = autoIn->targets;
         opts.autoModes = autoIn->modes;
@@ -44,7 +47,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     if (opts.explicitInterfaces)
         for (const auto& n : out.snapshot.nics) opts.interfaces.push_back(n.name);
     // What the families need beyond the common snapshot (XDP steering installed now, NAPI state).
-    const SnapshotIo io{fs, nl, xdp};
+    const SnapshotIo io{fs, nl, req.xdp};
     for (const KnobFamily* f : knobFamilies())
         if (auto r = f->readInto(profile, io, out.snapshot); !r) return failWith(r.error());
     std::vector<std::string> keys;

@@ -28,16 +28,26 @@ struct Prepared {
     Plan plan;
 };
 
-// interfaces: an explicit list wins over the profile's match; with skipMissing, names that are not
-// there (yet) are left out instead of being an error, as the daemon waits for them to appear.
-// xdp: reads what XDP steering rxtune has on each device (mode xdp); may be null otherwise.
-// scope: the devices an event named: only these are read (the gone ones left out), and which of
-// them are planned is still up to `interfaces` or the profile's match; the host-wide settings are
-// planned as ever. Null: every device.
-Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl,
-                             const std::vector<std::string>& interfaces, bool skipMissing,
-                             const XdpSteering* xdp = nullptr, const AutoInputs* autoIn = nullptr,
-                             bool explain = false, const std::vector<std::string>* scope = nullptr);
+// What a plan is asked for beyond the profile.
+struct PlanRequest {
+    // An explicit list wins over the profile's match; with skipMissing, names that are not there
+    // (yet) are left out instead of being an error, as the daemon waits for them to appear.
+    std::vector<std::string> interfaces;
+    bool skipMissing = false;
+    // What XDP steering rxtune has on each device (mode xdp); may be null otherwise.
+    const XdpSteering* xdp = nullptr;
+    const AutoInputs* autoIn = nullptr;  // the daemon's mode auto decisions
+    bool explain = false;                // plan --explain
+    // The devices an event named: only these are read (the gone ones left out), and which of them
+    // are planned is still up to `interfaces` or the profile's match; the host-wide settings are
+    // planned as ever. Null: every device.
+    const std::vector<std::string>* scope = nullptr;
+    // irq.cpus auto: the daemon's previous /proc/interrupts reading, that many seconds old.
+    const InterruptCounts* interruptsBefore = nullptr;
+    double interruptsSeconds = 0;
+};
+
+Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl, const PlanRequest& req = {});
 
 // The cgroup cpuset a profile's `steering.cpus: cgroup:<path>` names, put into opts; a missing
 // cgroup is an error located at that key.

@@ -39,7 +39,11 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
     auto nl = Netlink::open();
     if (!nl) return failWith(nl.error());
     XdpSteering xdp(o.bpfDir);
-    auto prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp, nullptr, o.explain);
+    PlanRequest req;
+    req.interfaces = o.interfaces;
+    req.xdp = &xdp;
+    req.explain = o.explain;
+    auto prepared = preparePlan(*profile, fs, **nl, req);
     if (!prepared) return failWith(prepared.error());
     if (profile->steering.mode == SteeringMode::kAuto && !prepared->plan.interfaces.empty()) {
         // One look: two readings o.sampleMs apart decide whether to steer, and where.
@@ -53,7 +57,8 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
         if (!after) return failWith(after.error().withContext("mode auto"));
         auto in = decideAutoOnce(*profile, fs, *snap, ifaces, *before, *after);
         if (!in) return failWith(in.error());
-        prepared = preparePlan(*profile, fs, **nl, o.interfaces, false, &xdp, &*in, o.explain);
+        req.autoIn = &*in;
+        prepared = preparePlan(*profile, fs, **nl, req);
         if (!prepared) return failWith(prepared.error());
     }
     return std::move(prepared->plan);

@@ -12,15 +12,20 @@
 
 namespace rxtune {
 
+// /proc/interrupts as the IRQ family reads it (counts since boot).
+struct InterruptCounts {
+    std::map<unsigned, std::uint64_t> perCpu;  // every line, by CPU
+    // The same for each IRQ of the snapshot's NICs alone: irq -> cpu -> count (what a CPU does for
+    // a NIC's own IRQ is not "other work" when choosing that IRQ's CPU).
+    std::map<unsigned, std::map<unsigned, std::uint64_t>> nicIrqs;
+};
+
 struct HostSnapshot {
     Topology host;
     std::vector<Nic> nics;
     // Read only where a family needs them (the IRQ family, detect):
     std::optional<IrqbalanceFacts> irqbalance;
-    std::map<unsigned, std::uint64_t> interruptsPerCpu;  // /proc/interrupts, every line, by CPU
-    // The same for each IRQ of the snapshot's NICs alone: irq -> cpu -> count (what a CPU does for
-    // a NIC's own IRQ is not "other work" when choosing that IRQ's CPU).
-    std::map<unsigned, std::map<unsigned, std::uint64_t>> nicIrqsPerCpu;
+    InterruptCounts interrupts;
     // /proc/net/softnet_stat's drops and squeezes by CPU (since boot), read by the rings family
     // where a ring could grow.
     struct SoftnetCounts {

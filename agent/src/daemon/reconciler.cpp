@@ -26,7 +26,26 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     const std::vector<std::string> scope = devices      ? std::vector<std::string>(devices->begin(), devices->end())
                                            : candidates_ ? candidates_()
                                                          : std::vector<std::string>();
-    auto prepared = preparePlan(profile, fs_, nl_, *interfaces_, true, xdp_, autoIn, false, devices || candidates_ ? &scope : nullptr);
+    PlanRequest req;
+    req.interfaces = *interfaces_;
+    req.skipMissing = true;
+    req.xdp = xdp_;
+    req.autoIn = autoIn;
+    req.scope = devices || candidates_ ? &scope : nullptr;
+    // irq.cpus auto judges "other work" by the interrupts since the last run that read them (a
+    // rate), where that run is recent enough to say what the CPUs do now.
+    const double now = clock_->monotonicSeconds();
+    const bool irqAuto = profile.irq.kind == IrqIntent::Kind::kAuto;
+    if (irqAuto && lastInterrupts_ && now - lastInterruptsAt_ <= kInterruptsMaxAge) {
+        req.interruptsBefore = &*lastInterrupts_;
+        req.interruptsSeconds = now - lastInterruptsAt_;
+    }
+    auto prepared = preparePlan(profile, fs_, nl_, req);
+    // Kept from whole-host runs only: an event's snapshot knows only its devices' IRQs.
+    if (prepared && irqAuto && !devices && !prepared->snapshot.interrupts.perCpu.empty()) {
+        lastInterrupts_ = prepared->snapshot.interrupts;
+        lastInterruptsAt_ = now;
+    }
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
@@ -48,7 +67,17 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         return false;
     }
     if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
+    size_t rechosen = 0;
     for (const auto& s : applied->written) {
+        // An IRQ the plan now puts elsewhere (irq.cpus auto chose another CPU) was not moved by
+        // anyone: a new choice, not drift.
+        const auto last = lastIrqDesired_.find(s.id);
+        if (s.key.family == Family::kIrq && last != lastIrqDesired_.end() && last->second != s.desired) {
+            LOG_N("IRQ " + std::to_string(s.key.queue) + " of " + s.key.device + " moved from CPUs " + last->second + " to " + s.desired +
+                  ": the eligible CPU with the least other interrupt work changed");
+            ++rechosen;
+            continue;
+        }
         LOG_I((why == Why::kDrift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
         if (why == Why::kDrift) metrics_.countDriftCorrection(s);
         if (why == Why::kDrift && s.key.family == Family::kIrq) {
@@ -62,12 +91,15 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         }
     }
     for (const auto& r : applied->refused) LOG_W("skipped " + r.id + ": " + r.reason);
+    if (!devices) lastIrqDesired_.clear();
+    for (const auto& st : plan.settings)
+        if (st.key.family == Family::kIrq) lastIrqDesired_[st.id] = st.desired;
     publishPinned(profile);
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
     const size_t total = plan.settings.size();
-    const size_t drifted = why == Why::kDrift ? applied->written.size() : 0;
+    const size_t drifted = why == Why::kDrift ? applied->written.size() - rechosen : 0;
     metrics_.recordApply(
         {plan.profile, profile.digest, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
     // The interface metrics are the daemon's sample's (only the devices metrics_interfaces

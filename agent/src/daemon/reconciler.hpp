@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -14,6 +15,7 @@
 #include "metrics/metrics.hpp"
 #include "profile/profile.hpp"
 #include "state/journal.hpp"
+#include "sys/clock.hpp"
 #include "sys/signals.hpp"
 
 namespace rxtune {
@@ -43,6 +45,8 @@ public:
     void setRunDir(std::string runDir) { runDir_ = std::move(runDir); }
     // Who irqbalance's rescan is sent through (tests: a recorder; default: the system).
     void useSignals(ProcessSignals& signals) { signals_ = &signals; }
+    // The monotonic time the interrupt rate is taken over (tests: a fixed one; default: the system's).
+    void useClock(const Clock& clock) { clock_ = &clock; }
 
     // devices: an event's, the only ones read and answered for; null: the whole host.
     // autoIn: mode auto's decisions (null otherwise). firstEvent: when the burst began, for the
@@ -77,6 +81,13 @@ private:
     bool pinnedMayBeSet_ = true;
     void publishPinned(const Profile& profile);
     bool publishPinnedIrqsNow();
+    // The last /proc/interrupts reading (irq.cpus auto), kept for a rate at the next run.
+    static constexpr double kInterruptsMaxAge = 600;  // seconds
+    std::optional<InterruptCounts> lastInterrupts_;
+    std::map<std::string, std::string> lastIrqDesired_;  // IRQ setting id -> the CPUs the last plan gave it
+    double lastInterruptsAt_ = 0;
+    SystemClock systemClock_;
+    const Clock* clock_ = &systemClock_;
     SystemProcessSignals systemSignals_;
     ProcessSignals* signals_ = &systemSignals_;
     bool wrote_ = false;

@@ -66,22 +66,39 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
         if (auto g = in.opts.cgroupCpus.find(in.profile.steering.cpus.cgroupPath); g != in.opts.cgroupCpus.end()) app = g->second;
     std::optional<unsigned> best;
     // Other work: every interrupt the CPU served but the device's own (once the IRQ is pinned
-    // there, its own count grows on that CPU, and counting it would move the IRQ away again).
-    auto work = [&](unsigned cpu) {
-        auto it = in.snap.interruptsPerCpu.find(cpu);
-        std::uint64_t n = it == in.snap.interruptsPerCpu.end() ? 0 : it->second;
+    // there, its own count grows on that CPU, and counting it would move the IRQ away again);
+    // since the daemon's last reading where it has one (per second), else since boot.
+    const InterruptCounts& now = in.snap.interrupts;
+    auto otherSinceBoot = [&](const InterruptCounts& c, unsigned cpu) {
+        auto it = c.perCpu.find(cpu);
+        std::uint64_t n = it == c.perCpu.end() ? 0 : it->second;
         for (const auto& irq : nic.irqs)
-            if (auto l = in.snap.nicIrqsPerCpu.find(irq.number); l != in.snap.nicIrqsPerCpu.end())
+            if (auto l = c.nicIrqs.find(irq.number); l != c.nicIrqs.end())
                 if (auto k = l->second.find(cpu); k != l->second.end()) n -= std::min(n, k->second);
         return n;
     };
+    const InterruptCounts* before = in.opts.interruptsBefore;
+    bool rate = before && in.opts.interruptsSeconds >= 1;
+    // The earlier reading must know the device's own IRQs (to leave them out) and no count may have
+    // gone down (a CPU offline and back, an IRQ freed): else no rate.
+    for (const auto& irq : nic.irqs)
+        if (rate && !before->nicIrqs.count(irq.number)) rate = false;
+    for (unsigned cpu : host.online.cpus())
+        if (rate && otherSinceBoot(*before, cpu) > otherSinceBoot(now, cpu)) rate = false;
+    auto work = [&](unsigned cpu) -> std::uint64_t {
+        if (!rate) return otherSinceBoot(now, cpu);
+        const double d = static_cast<double>(otherSinceBoot(now, cpu) - otherSinceBoot(*before, cpu));
+        return static_cast<std::uint64_t>(d / in.opts.interruptsSeconds + 0.5);
+    };
+    const std::string unit = rate ? " other interrupts/s over the last " + std::to_string(static_cast<long>(in.opts.interruptsSeconds)) + " s"
+                                  : " other interrupts since boot";
     for (unsigned cpu : host.online.cpus()) {
         std::string why;
         if (!node.contains(cpu)) why = "left out: not on the NIC's NUMA node " + std::to_string(nic.numaNode);
         else if (host.isolated.contains(cpu) || host.nohzFull.contains(cpu)) why = "left out: isolated/nohz_full";
         else if (app.contains(cpu)) why = "left out: the application's (cgroup " + in.profile.steering.cpus.cgroupPath + ")";
         else {
-            why = "eligible: " + std::to_string(work(cpu)) + " other interrupts since boot";
+            why = "eligible: " + std::to_string(work(cpu)) + unit;
             if (!best || work(cpu) < work(*best)) best = cpu;
         }
         c.why.push_back("cpu " + std::to_string(cpu) + " " + why);
@@ -90,16 +107,18 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
         c.skip = "irq.cpus auto: no CPU on the NIC's NUMA node that is neither isolated, nohz_full nor the application's";
         return c;
     }
-    // Where the RX IRQ is now on one eligible CPU within 10 % of the least, it stays: counts since
-    // boot drift, and an IRQ moved at every run for a few interrupts' difference helps nobody.
-    const CpuSet now = irqCpus(nic);
-    if (now.count() == 1) {
-        const unsigned cur = now.cpus().front();
+    // Where the RX IRQ is now on one eligible CPU within 10 % of the least (or, as a rate, within
+    // 100/s: a negligible load), it stays: the counts drift, and an IRQ moved at every run for a
+    // few interrupts' difference helps nobody.
+    const CpuSet at = irqCpus(nic);
+    if (at.count() == 1) {
+        const unsigned cur = at.cpus().front();
+        const std::uint64_t slack = std::max<std::uint64_t>(work(*best) / 10, rate ? 100 : 0);
         if (cur != *best && node.contains(cur) && !host.isolated.contains(cur) && !host.nohzFull.contains(cur) && !app.contains(cur) &&
-            host.online.contains(cur) && work(cur) <= work(*best) + work(*best) / 10) {
+            host.online.contains(cur) && work(cur) <= work(*best) + slack) {
             c.cpus = CpuSet::of({cur});
-            c.why.push_back("cpu " + std::to_string(cur) + " kept: the IRQ is there now, within 10% of the least other interrupt work (cpu " +
-                            std::to_string(*best) + ")");
+            c.why.push_back("cpu " + std::to_string(cur) + " kept: the IRQ is there now, within " + (rate ? "10% or 100/s" : "10%") +
+                            " of the least other interrupt work (cpu " + std::to_string(*best) + ")");
             return c;
         }
     }
@@ -247,7 +266,7 @@ private:
             if (!b) return failWith(b.error());
             snap.irqbalance = std::move(*b);
         }
-        if (snap.interruptsPerCpu.empty() && io.fs.exists("proc/interrupts")) {
+        if (snap.interrupts.perCpu.empty() && io.fs.exists("proc/interrupts")) {
             auto text = io.fs.read("proc/interrupts");
             if (!text) return failWith(text.error());
             auto table = parseInterrupts(*text);
@@ -259,8 +278,8 @@ private:
                 if (!line.numeric) continue;
                 const bool ofNic = nicIrqs.count(line.irq) > 0;
                 for (size_t c = 0; c < line.counts.size() && c < table->cpus.size(); ++c) {
-                    snap.interruptsPerCpu[table->cpus[c]] += line.counts[c];
-                    if (ofNic) snap.nicIrqsPerCpu[line.irq][table->cpus[c]] += line.counts[c];
+                    snap.interrupts.perCpu[table->cpus[c]] += line.counts[c];
+                    if (ofNic) snap.interrupts.nicIrqs[line.irq][table->cpus[c]] += line.counts[c];
                 }
             }
         }

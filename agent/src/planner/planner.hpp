@@ -22,6 +22,10 @@ struct PlanOptions {
     std::map<std::string, CpuSet> autoTargets;
     std::map<std::string, SteeringMode> autoModes;  // how (kRps or kXdp); absent: kRps
     std::map<std::string, std::vector<std::string>> autoExplain;
+    // irq.cpus auto: an earlier reading and how many seconds before this snapshot it was taken
+    // (the daemon's last run): "other work" is then the rate since, not the count since boot.
+    const InterruptCounts* interruptsBefore = nullptr;
+    double interruptsSeconds = 0;
 };
 
 // The CPUs a NIC's receive work is steered to, and the reasons CPUs were left out.

@@ -179,3 +179,54 @@ TEST_CASE("a ring change that resets the link does not make the daemon loop on i
     CHECK(nl.ringSets == 1);
     CHECK(nl.events.empty());
 }
+
+namespace {
+
+class StepClock final : public Clock {
+public:
+    std::uint64_t wallNanoseconds() const override { return 0; }
+    double monotonicSeconds() const override { return now; }
+    double now = 1000;
+};
+
+}  // namespace
+
+TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the rate since the first", "[daemon][irq]") {
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    KernelIrqTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    Metrics metrics("test");
+    Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: auto\n", "p.yaml", {}).value();
+    std::vector<std::string> interfaces;
+    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
+    r.configure(&profile, &interfaces);
+    StepClock clock;
+    r.useClock(clock);
+    REQUIRE(r.run(Reconciler::Why::kStart));
+    REQUIRE(fs.read("proc/irq/130/smp_affinity_list").value() == "3");  // since boot: nothing else on 3
+    // Over the next 30 s the SMBus IRQ (CPU 2's 31 since boot) fires 300000 times on CPU 3: since
+    // boot CPU 3 would still look no busier than CPU 0 (892000), by rate it is the busiest.
+    std::string text = fs.read("proc/interrupts").value();
+    const auto at = text.find("\n  16:");
+    REQUIRE(at != std::string::npos);
+    const auto end = text.find('\n', at + 1);
+    std::string line = text.substr(at + 1, end - at - 1);
+    auto words = splitFields(line);
+    REQUIRE(words.size() > 9);
+    words[4] = "300000";  // CPU 3's column
+    std::string rebuilt;
+    for (const auto& w : words) rebuilt += (rebuilt.empty() ? "" : " ") + w;
+    text.replace(at + 1, end - at - 1, rebuilt);
+    tree.put("proc/interrupts", text);
+    clock.now += 30;
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    // 10000/s on CPU 3 now, while every other CPU took no other interrupt in those 30 s: the IRQ
+    // goes to the first of them, CPU 0 (by counts since boot the busiest, 892000).
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "0");
+    // A new choice, not somebody's move: neither counted as drift nor as an IRQ move.
+    const std::string text2 = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+    CHECK(text2.find("rxtune_irq_moves_total{") == std::string::npos);
+    CHECK(text2.find("setting=\"irq_affinity\"") == std::string::npos);
+    REQUIRE(r.revert());
+}

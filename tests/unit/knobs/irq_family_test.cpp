@@ -41,10 +41,15 @@ private:
 
 Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
-Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = false) {
+Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = false, const InterruptCounts* before = nullptr,
+                 double seconds = 0) {
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
-    return preparePlan(p, fs, nl, {}, false, nullptr, nullptr, explain).value();
+    PlanRequest req;
+    req.explain = explain;
+    req.interruptsBefore = before;
+    req.interruptsSeconds = seconds;
+    return preparePlan(p, fs, nl, req).value();
 }
 
 std::vector<std::string> lines(const Plan& p) {
@@ -278,10 +283,10 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
     const Knobs knobs(fs, nullptr, nullptr, &nl);
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max}\n");
-    auto plan = preparePlan(profile, fs, nl, {}, false).value().plan;
+    auto plan = preparePlan(profile, fs, nl).value().plan;
     REQUIRE(applyPlan(plan, knobs, store, "t1"));
     CHECK(nl.rings("ens2f0np0").value().rx == 8192);
-    CHECK(preparePlan(profile, fs, nl, {}, false).value().plan.pendingCount() == 0);
+    CHECK(preparePlan(profile, fs, nl).value().plan.pendingCount() == 0);
     CHECK(verifyApplied(store.load().value().value(), knobs).value().empty());
     REQUIRE(revertAll(knobs, store));
     CHECK(nl.rings("ens2f0np0").value().rx == 1024);
@@ -376,4 +381,36 @@ TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune'
     CHECK(reverted.changed);
     CHECK(signals.told.size() == 4);
     CHECK(fileText(runDir + "/pinned-irqs").empty());
+}
+
+TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, not the count since boot", "[knobs][irq]") {
+    test::TempTree tree{"r8125-irqbalance"};
+    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    // Since boot CPUs 3, 6 and 7 have served nothing else: 3.
+    auto boot = prepare(tree, profile, true);
+    REQUIRE(lines(boot.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    // Ten seconds ago CPU 1's nvme queue had its count already (idle since), while CPU 0's and
+    // CPU 4's IRQs kept firing: by rate CPU 1 is as idle as 3 and comes first.
+    InterruptCounts before = boot.snapshot.interrupts;
+    before.perCpu[0] -= 50000;
+    before.perCpu[4] -= 20000;
+    auto rated = prepare(tree, profile, true, &before, 10);
+    CHECK(lines(rated.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 1"});
+    std::string explained;
+    for (const auto& e : rated.plan.explanation) explained += e + "\n";
+    CHECK(explained.find("enp3s0: irq cpu 0 eligible: 5000 other interrupts/s over the last 10 s") != std::string::npos);
+    CHECK(explained.find("enp3s0: irq cpu 4 eligible: 2000 other interrupts/s over the last 10 s") != std::string::npos);
+    // A count that went down since (or a reading that did not know the device's IRQs): since boot.
+    InterruptCounts reset = boot.snapshot.interrupts;
+    reset.perCpu[2] += 1000;
+    CHECK(lines(prepare(tree, profile, false, &reset, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    InterruptCounts unknown = before;
+    unknown.nicIrqs.clear();
+    CHECK(lines(prepare(tree, profile, false, &unknown, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    // Within 100/s of the least, the IRQ stays where it is.
+    InterruptCounts close = boot.snapshot.interrupts;
+    close.perCpu[0] -= 50000;
+    close.perCpu[4] -= 500;  // CPU 4, where the IRQ is: 50/s
+    auto kept = prepare(tree, profile, true, &close, 10);
+    CHECK(lines(kept.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 4"});
 }

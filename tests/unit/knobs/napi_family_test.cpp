@@ -61,7 +61,7 @@ Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yam
 Plan planOn(const test::TempTree& tree, const Profile& p) {
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
-    return preparePlan(p, fs, nl, {}, false).value().plan;
+    return preparePlan(p, fs, nl).value().plan;
 }
 
 std::vector<std::string> lines(const Plan& p) {
