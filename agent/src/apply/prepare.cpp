@@ -28,6 +28,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     opts.explain = req.explain;
     opts.interruptsBefore = req.interruptsBefore;
     opts.interruptsSeconds = req.interruptsSeconds;
+    opts.refusedBefore = req.refusedBefore;
     if (autoIn) {
         opts.autoTargets = autoIn->targets;
         opts.autoModes = autoIn->modes;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,7 @@ struct PlanRequest {
     // irq.cpus auto: the daemon's previous /proc/interrupts reading, that many seconds old.
     const InterruptCounts* interruptsBefore = nullptr;
     double interruptsSeconds = 0;
+    const std::set<std::string>* refusedBefore = nullptr;  // PlanOptions::refusedBefore
 };
 
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl, const PlanRequest& req = {});

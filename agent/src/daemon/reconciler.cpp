@@ -26,8 +26,14 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     const std::vector<std::string> scope = devices      ? std::vector<std::string>(devices->begin(), devices->end())
                                            : candidates_ ? candidates_()
                                                          : std::vector<std::string>();
+    // An event about a device may mean a driver reload: what its kernel refused is tried again.
+    if (devices)
+        std::erase_if(refused_, [&](const std::string& id) {
+            return std::any_of(devices->begin(), devices->end(), [&](const std::string& d) { return id.starts_with(d + " "); });
+        });
     PlanRequest req;
     req.interfaces = *interfaces_;
+    req.refusedBefore = &refused_;
     req.skipMissing = true;
     req.xdp = xdp_;
     req.autoIn = autoIn;
@@ -90,7 +96,8 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
                                                : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.queue) + "/smp_affinity_list"));
         }
     }
-    for (const auto& r : applied->refused) LOG_W("skipped " + r.id + ": " + r.reason);
+    for (const auto& r : applied->refused)
+        if (refused_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
     if (!devices) lastIrqDesired_.clear();
     for (const auto& st : plan.settings)
         if (st.key.family == Family::kIrq) lastIrqDesired_[st.id] = st.desired;

@@ -85,6 +85,7 @@ private:
     static constexpr double kInterruptsMaxAge = 600;  // seconds
     std::optional<InterruptCounts> lastInterrupts_;
     std::map<std::string, std::string> lastIrqDesired_;  // IRQ setting id -> the CPUs the last plan gave it
+    std::set<std::string> refused_;  // setting ids the kernel refused (managed IRQs), until their device changes
     double lastInterruptsAt_ = 0;
     SystemClock systemClock_;
     const Clock* clock_ = &systemClock_;

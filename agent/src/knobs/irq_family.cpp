@@ -162,7 +162,7 @@ public:
         if (!c.skip.empty()) return;
         for (auto& i : nic.irqs)
             for (const Irq* r : rxIrqs(nic))
-                if (r == &i) {
+                if (r == &i && !refusedBefore(in, nic, i)) {
                     i.affinity = c.cpus;
                     i.effective = c.cpus;
                 }
@@ -193,14 +193,28 @@ public:
                 p.advice.push_back({nic.name, "irqbalance runs (pid " + std::to_string(b.pid) + ") and " +
                                                   (banned ? "bans IRQ " + std::to_string(i->number) + " already (--banirq)"
                                                           : "may move IRQ " + std::to_string(i->number) +
-                                                                ": enable rxtune's policy script (rxtune-irqbalance(7)) or ban it")});
+                                                                ": enable rxtune's policy script (/usr/share/rxtune/irqbalance/irqbalance-rxtune.conf) or ban it")});
             }
         }
-        for (const Irq* i : irqs)
+        for (const Irq* i : irqs) {
+            if (refusedBefore(in, nic, *i)) {
+                p.skipped.push_back({id(irqKey(nic.name, *i)), "the kernel refused its affinity at an earlier apply (a managed IRQ?): "
+                                                               "not tried again until the device changes"});
+                continue;
+            }
             p.settings.push_back(makeSetting(*this, irqKey(nic.name, *i), ValueKind::kCpuList, i->affinity.toList(), c.cpus.toList(), why,
                                              i->affinity.toList()));
+        }
         return {};
     }
+
+private:
+    // The daemon remembers the IRQs the kernel refused (a managed IRQ refuses every time).
+    bool refusedBefore(const PlanInput& in, const Nic& nic, const Irq& irq) const {
+        return in.opts.refusedBefore && in.opts.refusedBefore->count(id(irqKey(nic.name, irq))) > 0;
+    }
+
+public:
 
     // The IRQ is still this device's: /proc/irq/N/<action> is there for each of its actions.
     bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct PlanOptions {
     // (the daemon's last run): "other work" is then the rate since, not the count since boot.
     const InterruptCounts* interruptsBefore = nullptr;
     double interruptsSeconds = 0;
+    // Settings (by id) the kernel refused at an earlier apply for a reason of the knob's own (a
+    // managed IRQ): skipped, not planned again (the daemon forgets them when the device changes).
+    const std::set<std::string>* refusedBefore = nullptr;
 };
 
 // The CPUs a NIC's receive work is steered to, and the reasons CPUs were left out.

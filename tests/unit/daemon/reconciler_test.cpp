@@ -81,16 +81,26 @@ TEST_CASE("an event concerns the devices rxtune steers, names or may match", "[d
 
 namespace {
 
-// /proc/irq as the kernel keeps it: a write to smp_affinity_list moves effective_affinity_list.
+// /proc/irq as the kernel keeps it: a write to smp_affinity_list moves effective_affinity_list;
+// a managed IRQ refuses with EIO (each refusal counted).
 class KernelIrqTree final : public FileTree {
 public:
-    using FileTree::FileTree;
+    explicit KernelIrqTree(std::string root, std::set<std::string> managed = {}) : FileTree(std::move(root)), managed_(std::move(managed)) {}
+    int refusals = 0;
     Result<void> write(const std::string& rel, const std::string& value) override {
+        for (const auto& m : managed_)
+            if (rel == "proc/irq/" + m + "/smp_affinity_list") {
+                ++refusals;
+                return fail(EIO, "write", full(rel));
+            }
         if (auto r = FileTree::write(rel, value); !r) return r;
         if (!rel.starts_with("proc/irq/") || !rel.ends_with("/smp_affinity_list")) return {};
         auto set = CpuSet::parseList(value);
         return FileTree::write(rel.substr(0, rel.rfind('/')) + "/effective_affinity_list", std::to_string(set.value().cpus().front()));
     }
+
+private:
+    std::set<std::string> managed_;
 };
 
 }  // namespace
@@ -228,5 +238,27 @@ TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the 
     const std::string text2 = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
     CHECK(text2.find("rxtune_irq_moves_total{") == std::string::npos);
     CHECK(text2.find("setting=\"irq_affinity\"") == std::string::npos);
+    REQUIRE(r.revert());
+}
+
+TEST_CASE("a managed IRQ the kernel refused is not tried again at every run, only after an event about its device", "[daemon][irq]") {
+    test::TempTree tree{"mlx5-one-channel"};
+    test::TempTree state{"vm-no-cpufreq"};
+    KernelIrqTree fs(tree.path().string(), {"99"});
+    test::FakeNetlink nl(tree.path());
+    Metrics metrics("test");
+    Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: '9'\n", "p.yaml", {}).value();
+    std::vector<std::string> interfaces;
+    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
+    r.configure(&profile, &interfaces);
+    REQUIRE(r.run(Reconciler::Why::kStart));
+    CHECK(fs.refusals == 1);
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(fs.refusals == 1);
+    // An event about the device (a driver reload may have made it an ordinary IRQ): tried again.
+    const std::set<std::string> dev{"ens2f0np0"};
+    REQUIRE(r.run(Reconciler::Why::kEvent, &dev));
+    CHECK(fs.refusals == 2);
     REQUIRE(r.revert());
 }
