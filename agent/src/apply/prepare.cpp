@@ -76,13 +76,18 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
 }
 
 Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>* softnet,
-                            const std::optional<StackCounters>* stack, const Clock* clock) {
+                            const std::optional<StackCounters>* stack, const std::map<unsigned, CpuJiffies>* cpus,
+                            const Clock* clock) {
     AutoRaw raw;
     const SystemClock system;
     raw.at = (clock ? *clock : static_cast<const Clock&>(system)).monotonicSeconds();
-    auto cpus = readProcStat(fs);
-    if (!cpus) return failWith(cpus.error());
-    raw.cpu = std::move(*cpus);
+    if (cpus) {
+        raw.cpu = *cpus;
+    } else {
+        auto read = readProcStat(fs);
+        if (!read) return failWith(read.error());
+        raw.cpu = std::move(*read);
+    }
     std::map<unsigned, SoftnetRow> read;
     if (!softnet) {
         auto rows = readSoftnetStat(fs, snap.host.online.cpus());

@@ -7,16 +7,15 @@
 
 namespace rxtune {
 
-void AutoControl::sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap,
-                         const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, CpuSoftirq>* bpf,
-                         const std::optional<StackCounters>& stack, const std::vector<std::string>& steered, const Apply& apply) {
-    auto raw = readAutoRaw(fs, snap, &softnet, &stack);
+void AutoControl::sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const Readings& read,
+                         const std::vector<std::string>& steered, const Apply& apply) {
+    auto raw = readAutoRaw(fs, snap, &read.softnet, &read.stack, read.cpus);
     if (!raw) {
         LOG_W("auto: " + raw.error().message());
         return;
     }
-    if (bpf)
-        for (const auto& [cpu, v] : *bpf) raw->netRxNs[cpu] = v.netRxNs;
+    if (read.bpf)
+        for (const auto& [cpu, v] : *read.bpf) raw->netRxNs[cpu] = v.netRxNs;
     step(profile, fs, snap, std::move(*raw), steered, apply);
 }
 

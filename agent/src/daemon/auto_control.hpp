@@ -23,11 +23,16 @@ public:
     // apply: carries the inputs out (a reconcile); false when it failed (its writes undone).
     using Apply = std::function<bool(const AutoInputs&)>;
 
-    // Reads the counters (fs, snap: /proc/stat, softnet, the stack's, each NIC's) and steps.
-    // bpf: exact NET_RX time per CPU where the interval was wholly measured.
-    void sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap,
-                const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, CpuSoftirq>* bpf,
-                const std::optional<StackCounters>& stack, const std::vector<std::string>& steered, const Apply& apply);
+    // What the daemon's metrics sample has read already, handed on so that nothing is read twice.
+    struct Readings {
+        const std::map<unsigned, SoftnetRow>& softnet;
+        const std::optional<StackCounters>& stack;
+        const std::map<unsigned, CpuSoftirq>* bpf = nullptr;  // exact NET_RX time, where the interval was wholly measured
+        const std::map<unsigned, CpuJiffies>* cpus = nullptr;  // /proc/stat; null: read here
+    };
+    // Takes the counters (the readings, snap: each NIC's; the rest read from fs) and steps.
+    void sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const Readings& read,
+                const std::vector<std::string>& steered, const Apply& apply);
     // The same with the reading given: the first one only sets the baseline.
     void step(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, AutoRaw raw,
               const std::vector<std::string>& steered, const Apply& apply);

@@ -303,7 +303,8 @@ void Agent::sample() {
         return;
     }
     metrics_.updateSoftnet(*softnet, *netRx);
-    if (auto stat = readProcStat(fs_)) metrics_.updateCpuIdle(*stat);
+    auto stat = readProcStat(fs_);
+    if (stat) metrics_.updateCpuIdle(*stat);
     else LOG_W("metrics: " + stat.error().message());
     auto stack = readStackCounters(fs_);
     if (!stack) LOG_W("metrics: " + stack.error().message());
@@ -311,8 +312,8 @@ void Agent::sample() {
     // auto's samples fall back to /proc/stat for any interval the programs did not wholly measure.
     const auto bpfNow = bpf_.sample(*netRx, monotonicSeconds());
     if (profile_.steering.mode == SteeringMode::kAuto && stack)
-        auto_.sample(profile_, fs_, *snap, *softnet, bpfNow ? &*bpfNow : nullptr, *stack, reconciler_.steered(),
-                     [&](const AutoInputs&) { return reconcile(Why::kAuto); });
+        auto_.sample(profile_, fs_, *snap, {*softnet, *stack, bpfNow ? &*bpfNow : nullptr, stat ? &*stat : nullptr},
+                     reconciler_.steered(), [&](const AutoInputs&) { return reconcile(Why::kAuto); });
     writeStatus();
 }
 

@@ -290,7 +290,9 @@ Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
         if (!v) return failWith(v.error().withContext("interface " + nic.name));
         *field = std::move(*v);
     }
-    auto inst = napiInstances(fs, nl, nic.name, nic.ifindex, &st.source);
+    // With threaded off there is no kthread to find by name: napi-get's answer is the whole one.
+    const bool threadedOn = st.threaded && trimmed(*st.threaded) != "0";
+    auto inst = napiInstances(fs, nl, nic.name, nic.ifindex, &st.source, threadedOn);
     if (!inst) return failWith(inst.error());
     st.instances = std::move(*inst);
     if (st.instances.empty() && (nic.kind == "tap" || nic.kind == "tun"))

@@ -65,7 +65,7 @@ Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::str
 }
 
 Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& nl, const std::string& ifname, int ifindex,
-                                            std::string* source) {
+                                            std::string* source, bool threadedMaybeOn) {
     std::vector<NapiInfo> out;
     auto viaNl = nl.napis(ifindex);
     if (!viaNl) return failWith(viaNl.error().withContext("interface " + ifname));
@@ -75,7 +75,7 @@ Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& n
     }
     // napi-get lists only NAPIs with an id: a TAP's IFF_NAPI one (added as a TX NAPI) has none,
     // yet it has its kthread once threaded. Where napi-get lists nothing, the names in /proc count.
-    if (!*viaNl || out.empty()) {
+    if (!*viaNl || (out.empty() && threadedMaybeOn)) {
         auto scanned = scanNapiThreads(fs, ifname);
         if (!scanned) return failWith(scanned.error());
         if (!scanned->empty() || !*viaNl) {
