@@ -13,7 +13,11 @@
 #      listed in <run_dir>/pinned-irqs is answered ban=true and never written, the others are;
 #   2. irqbalance asks only when it (re)discovers IRQs: an IRQ pinned after it started is moved by
 #      it until SIGHUP makes it rescan (what rxtune sends when pinned-irqs changes); after SIGHUP
-#      the newly pinned IRQ is left alone while the others are balanced again.
+#      the newly pinned IRQ is left alone while the others are balanced again;
+#   3. rxtune itself: `rxtune apply` with irq.cpus pins IRQ 91 (of veth rxt91 in a netns of the
+#      test's, named after it in our /proc/interrupts; the write lands in the tmpfs), writes
+#      pinned-irqs and sends the running irqbalance SIGHUP, which then bans 91; `rxtune revert`
+#      takes it out of the list and tells irqbalance again, which then places 91 itself.
 # Usage: tests/package/irqbalance_real.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -52,6 +56,21 @@ mkdir -p "$work/irq" "$work/run"
 } > "$work/interrupts"
 touch "$work/irq/.rxtune-sandbox"
 for n in 90 91 92; do mkdir "$work/irq/$n"; echo 0 > "$work/irq/$n/smp_affinity"; done
+# What rxtune reads and writes of IRQ 91 (its action names the owner; effective is where the
+# kernel would serve it after the write: the CPU the profile asks for). rxtune writes procfs
+# files without truncating them, as procfs needs none; on the tmpfs the original is therefore one
+# CPU, as long as what is written over it.
+mkdir "$work/irq/91/rxt91-rx"
+echo 0 > "$work/irq/91/smp_affinity_list"
+echo 1 > "$work/irq/91/effective_affinity_list"
+rxtune=$(realpath "$BUILD/agent/rxtune")
+[ -x "$rxtune" ] || { echo "build first: $rxtune"; exit 1; }
+ns=rxt-irqb-$$
+ip netns add "$ns"
+trap 'ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"' EXIT
+ip -n "$ns" link add rxt91 type veth peer name rxt91p
+printf 'match:\n  interfaces: [rxt91]\n  virtual: include\nsteering:\n  mode: none\nirq:\n  cpus: "1"\n' > "$work/pin.yaml"
+state=(--state-dir "$work/state" --run-dir "$work/run" --bpf-dir "$work/bpf")
 
 # The drop-in's command line, with this tree's script and the test's binary: the flag the package
 # ships is the one the real binary is given.
@@ -62,6 +81,8 @@ policy_arg=${policy_arg/\/usr\/share\/rxtune\/irqbalance\/rxtune-policy/$script}
 
 cat > "$work/inner.sh" <<EOF
 set -eu
+pid=
+trap '[ -z "\$pid" ] || kill \$pid 2>/dev/null || true' EXIT  # no irqbalance outlives a failure
 mount -t tmpfs -o size=1m rxtune-irq /proc/irq
 cp -r "$work/irq/." /proc/irq/
 mount --bind "$work/interrupts" /proc/interrupts
@@ -99,6 +120,34 @@ echo "daemon, 91 pinned and SIGHUP: \$(aff)"
 kill \$pid; wait \$pid || true
 for n in 90 92; do [ "\$(cat /proc/irq/\$n/smp_affinity)" != 0 ] || { echo "after the rescan irqbalance did not place IRQ \$n again"; exit 1; }; done
 [ "\$(cat /proc/irq/91/smp_affinity)" = 0 ] || { echo "irqbalance wrote IRQ 91 after it was pinned and told"; exit 1; }
+
+# 3. rxtune pins 91 and tells the running irqbalance; revert tells it again.
+for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done
+: > "$work/run/pinned-irqs"
+RXTUNE_RUN_DIR="$work/run" timeout 60 "$bin" --foreground --debug --interval=1 $policy_arg > "$work/ib.log" 2>&1 &
+pid=\$!
+for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] && break; sleep 0.1; done
+[ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not place IRQ 91 before rxtune pinned it"; exit 1; }
+for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done
+ip netns exec "$ns" "$rxtune" apply -p "$work/pin.yaml" ${state[*]} > "$work/apply.out" 2>&1 || { cat "$work/apply.out"; exit 1; }
+cat "$work/apply.out"
+ibpid=\$(pgrep -P \$pid -x irqbalance)  # \$pid is timeout's
+grep -q "irqbalance (pid \$ibpid) told to rescan" "$work/apply.out" || { echo "rxtune apply did not tell irqbalance (pid \$ibpid)"; exit 1; }
+[ "\$(cat /proc/irq/91/smp_affinity_list)" = 1 ] || { echo "rxtune did not pin IRQ 91: \$(cat /proc/irq/91/smp_affinity_list)"; exit 1; }
+[ "\$(cat "$work/run/pinned-irqs")" = 91 ] || { echo "pinned-irqs: \$(cat "$work/run/pinned-irqs")"; exit 1; }
+wait_log "IRQ 91 was BANNED"
+for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/90/smp_affinity)" != 0 ] && [ "\$(cat /proc/irq/92/smp_affinity)" != 0 ] && break; sleep 0.1; done
+sleep 2.5
+echo "rxtune pinned 91 and told irqbalance: \$(aff)"
+[ "\$(cat /proc/irq/91/smp_affinity)" = 0 ] || { echo "irqbalance wrote IRQ 91 after rxtune pinned it and told it"; exit 1; }
+echo 0 > /proc/irq/91/effective_affinity_list  # where the kernel would serve it once the original is back
+ip netns exec "$ns" "$rxtune" revert ${state[*]} > "$work/revert.out" 2>&1 || { cat "$work/revert.out"; exit 1; }
+grep -q "irqbalance (pid \$ibpid) told to rescan" "$work/revert.out" || { cat "$work/revert.out"; echo "rxtune revert did not tell irqbalance"; exit 1; }
+[ "\$(cat /proc/irq/91/smp_affinity_list)" = 0 ] || { echo "revert did not put IRQ 91's list back"; exit 1; }
+for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] && break; sleep 0.1; done
+echo "rxtune reverted and told irqbalance: \$(aff)"
+kill \$pid; wait \$pid || true
+[ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not take IRQ 91 back after the revert"; exit 1; }
 EOF
 rc=0
 unshare --mount --propagation private bash "$work/inner.sh" || rc=$?

@@ -75,12 +75,12 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
     size_t rechosen = 0;
     for (const auto& s : applied->written) {
-        // An IRQ the plan now puts elsewhere (irq.cpus auto chose another CPU) was not moved by
-        // anyone: a new choice, not drift.
+        // An IRQ the plan now puts elsewhere (irq.cpus auto chose another CPU, a reload changed
+        // the list) was not moved by anyone: a new choice, not drift.
         const auto last = lastIrqDesired_.find(s.id);
         if (s.key.family == Family::kIrq && last != lastIrqDesired_.end() && last->second != s.desired) {
-            LOG_N("IRQ " + std::to_string(s.key.queue) + " of " + s.key.device + " moved from CPUs " + last->second + " to " + s.desired +
-                  ": the eligible CPU with the least other interrupt work changed");
+            LOG_N("IRQ " + std::to_string(s.key.queue) + " of " + s.key.device + " put on CPUs " + s.desired + " (the plan's choice was " +
+                  last->second + "): " + s.why);
             ++rechosen;
             continue;
         }

@@ -29,11 +29,10 @@ json opt(const std::optional<T>& v) {
 // drop there: that CPU's backlog was full). All since boot, like the device's counters.
 std::string ringPressure(const Nic& nic, const HostSnapshot& snap) {
     std::vector<std::string> parts;
-    if (nic.stats.rxDropped > 0 && nic.stats.rxMissed == 0)
-        parts.push_back("the device counts " + std::to_string(nic.stats.rxDropped) + " dropped packets");
-    else if (nic.stats.rxMissed > 0)
-        parts.push_back("the device counts " + std::to_string(nic.stats.rxDropped) + " dropped and " + std::to_string(nic.stats.rxMissed) +
-                        " missed packets");
+    std::string device;
+    if (nic.stats.rxDropped > 0) device = std::to_string(nic.stats.rxDropped) + " dropped";
+    if (nic.stats.rxMissed > 0) device += (device.empty() ? "" : " and ") + std::to_string(nic.stats.rxMissed) + " missed";
+    if (!device.empty()) parts.push_back("the device counts " + device + " packets");
     if (snap.softnet) {
         const CpuSet cpus = irqCpus(nic);
         std::uint64_t dropped = 0, squeezed = 0;

@@ -103,18 +103,28 @@ private:
     std::set<std::string> managed_;
 };
 
+// A reconciler over a fixture host whose /proc/irq acts as the kernel's, keeping `profileText`.
+struct IrqRig {
+    test::TempTree tree;
+    test::TempTree state{"vm-no-cpufreq"};
+    KernelIrqTree fs;
+    test::FakeNetlink nl{tree.path()};
+    Metrics metrics{"test"};
+    Profile profile;
+    std::vector<std::string> interfaces;
+    Reconciler r{fs, nl, nullptr, (state.path() / "state").string(), metrics};
+    IrqRig(const char* host, const std::string& profileText, std::set<std::string> managed = {})
+        : tree(host), fs(tree.path().string(), std::move(managed)) {
+        profile = loadProfileText(profileText, "p.yaml", {}).value();
+        r.configure(&profile, &interfaces);
+    }
+};
+
 }  // namespace
 
 TEST_CASE("a pinned IRQ someone moved is put back at the drift check, counted, and published for irqbalance", "[daemon][irq]") {
-    test::TempTree tree{"r8125-irqbalance"};
-    test::TempTree state{"vm-no-cpufreq"};
-    KernelIrqTree fs(tree.path().string());
-    test::FakeNetlink nl(tree.path());
-    Metrics metrics("test");
-    Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: auto\n", "p.yaml", {}).value();
-    std::vector<std::string> interfaces;
-    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
-    r.configure(&profile, &interfaces);
+    IrqRig rig("r8125-irqbalance", "steering:\n  mode: none\nirq:\n  cpus: auto\n");
+    auto& [tree, state, fs, nl, metrics, profile, interfaces, r] = rig;
     const std::filesystem::path run = state.path() / "run";
     r.setRunDir(run.string());
     auto slurp = [](const std::filesystem::path& p) {
@@ -202,15 +212,8 @@ public:
 }  // namespace
 
 TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the rate since the first", "[daemon][irq]") {
-    test::TempTree tree{"r8125-irqbalance"};
-    test::TempTree state{"vm-no-cpufreq"};
-    KernelIrqTree fs(tree.path().string());
-    test::FakeNetlink nl(tree.path());
-    Metrics metrics("test");
-    Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: auto\n", "p.yaml", {}).value();
-    std::vector<std::string> interfaces;
-    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
-    r.configure(&profile, &interfaces);
+    IrqRig rig("r8125-irqbalance", "steering:\n  mode: none\nirq:\n  cpus: auto\n");
+    auto& [tree, state, fs, nl, metrics, profile, interfaces, r] = rig;
     StepClock clock;
     r.useClock(clock);
     REQUIRE(r.run(Reconciler::Why::kStart));
@@ -242,15 +245,9 @@ TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the 
 }
 
 TEST_CASE("a managed IRQ the kernel refused is not tried again at every run, only after an event about its device", "[daemon][irq]") {
-    test::TempTree tree{"mlx5-one-channel"};
-    test::TempTree state{"vm-no-cpufreq"};
-    KernelIrqTree fs(tree.path().string(), {"99"});
-    test::FakeNetlink nl(tree.path());
-    Metrics metrics("test");
-    Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: '9'\n", "p.yaml", {}).value();
-    std::vector<std::string> interfaces;
-    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
-    r.configure(&profile, &interfaces);
+    IrqRig rig("mlx5-one-channel", "steering:\n  mode: none\nirq:\n  cpus: '9'\n", {"99"});
+    auto& fs = rig.fs;
+    auto& r = rig.r;
     REQUIRE(r.run(Reconciler::Why::kStart));
     CHECK(fs.refusals == 1);
     REQUIRE(r.run(Reconciler::Why::kDrift));
