@@ -93,6 +93,26 @@ cmp -s /proc/interrupts "$work/interrupts" || { echo "sandbox: /proc/interrupts 
 [ -z "\$(ls /sys/bus/pci/devices)" ] || { echo "sandbox: PCI devices still visible"; exit 99; }
 aff() { for n in 90 91 92; do printf '%s=%s ' "\$n" "\$(cat /proc/irq/\$n/smp_affinity)"; done; echo; }
 wait_log() { for _ in \$(seq 1 100); do grep -q "\$1" "$work/ib.log" && return 0; sleep 0.1; done; echo "irqbalance never logged: \$1"; exit 1; }
+unplace() { for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done; }
+# Waits (up to 10 s) until irqbalance has placed every IRQ named.
+wait_placed() {
+  for _ in \$(seq 1 100); do
+    local all=1
+    for n in "\$@"; do [ "\$(cat /proc/irq/\$n/smp_affinity)" != 0 ] || all=0; done
+    [ \$all = 1 ] && return 0
+    sleep 0.1
+  done
+  return 0
+}
+# irqbalance as a daemon, nothing pinned and nothing placed at its start; returns once it placed 91.
+start_daemon() {
+  unplace
+  : > "$work/run/pinned-irqs"
+  RXTUNE_RUN_DIR="$work/run" timeout 60 "$bin" --foreground --debug --interval=1 $policy_arg > "$work/ib.log" 2>&1 &
+  pid=\$!
+  wait_placed 91
+  [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not place IRQ 91 while it was not pinned"; exit 1; }
+}
 
 # 1. oneshot: 91 pinned before irqbalance starts.
 echo 91 > "$work/run/pinned-irqs"
@@ -103,18 +123,13 @@ for n in 90 92; do [ "\$(cat /proc/irq/\$n/smp_affinity)" != 0 ] || { echo "irqb
 [ "\$(cat /proc/irq/91/smp_affinity)" = 0 ] || { echo "irqbalance wrote pinned IRQ 91"; exit 1; }
 
 # 2. daemon: nothing pinned at start, so it places 91 too; then 91 is pinned and SIGHUP sent.
-for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done
-: > "$work/run/pinned-irqs"
-RXTUNE_RUN_DIR="$work/run" timeout 60 "$bin" --foreground --debug --interval=1 $policy_arg > "$work/ib.log" 2>&1 &
-pid=\$!
-for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] && break; sleep 0.1; done
+start_daemon
 echo "daemon, nothing pinned: \$(aff)"
-[ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not place IRQ 91 while it was not pinned"; exit 1; }
-for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done
+unplace
 echo 91 > "$work/run/pinned-irqs"
 kill -HUP \$pid
 wait_log "IRQ 91 was BANNED"
-for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/90/smp_affinity)" != 0 ] && [ "\$(cat /proc/irq/92/smp_affinity)" != 0 ] && break; sleep 0.1; done
+wait_placed 90 92
 sleep 2.5  # two more balancing rounds
 echo "daemon, 91 pinned and SIGHUP: \$(aff)"
 kill \$pid; wait \$pid || true
@@ -122,13 +137,8 @@ for n in 90 92; do [ "\$(cat /proc/irq/\$n/smp_affinity)" != 0 ] || { echo "afte
 [ "\$(cat /proc/irq/91/smp_affinity)" = 0 ] || { echo "irqbalance wrote IRQ 91 after it was pinned and told"; exit 1; }
 
 # 3. rxtune pins 91 and tells the running irqbalance; revert tells it again.
-for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done
-: > "$work/run/pinned-irqs"
-RXTUNE_RUN_DIR="$work/run" timeout 60 "$bin" --foreground --debug --interval=1 $policy_arg > "$work/ib.log" 2>&1 &
-pid=\$!
-for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] && break; sleep 0.1; done
-[ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not place IRQ 91 before rxtune pinned it"; exit 1; }
-for n in 90 91 92; do echo 0 > /proc/irq/\$n/smp_affinity; done
+start_daemon
+unplace
 ip netns exec "$ns" "$rxtune" apply -p "$work/pin.yaml" ${state[*]} > "$work/apply.out" 2>&1 || { cat "$work/apply.out"; exit 1; }
 cat "$work/apply.out"
 ibpid=\$(pgrep -P \$pid -x irqbalance)  # \$pid is timeout's
@@ -136,7 +146,7 @@ grep -q "irqbalance (pid \$ibpid) told to rescan" "$work/apply.out" || { echo "r
 [ "\$(cat /proc/irq/91/smp_affinity_list)" = 1 ] || { echo "rxtune did not pin IRQ 91: \$(cat /proc/irq/91/smp_affinity_list)"; exit 1; }
 [ "\$(cat "$work/run/pinned-irqs")" = 91 ] || { echo "pinned-irqs: \$(cat "$work/run/pinned-irqs")"; exit 1; }
 wait_log "IRQ 91 was BANNED"
-for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/90/smp_affinity)" != 0 ] && [ "\$(cat /proc/irq/92/smp_affinity)" != 0 ] && break; sleep 0.1; done
+wait_placed 90 92
 sleep 2.5
 echo "rxtune pinned 91 and told irqbalance: \$(aff)"
 [ "\$(cat /proc/irq/91/smp_affinity)" = 0 ] || { echo "irqbalance wrote IRQ 91 after rxtune pinned it and told it"; exit 1; }
@@ -144,7 +154,7 @@ echo 0 > /proc/irq/91/effective_affinity_list  # where the kernel would serve it
 ip netns exec "$ns" "$rxtune" revert ${state[*]} > "$work/revert.out" 2>&1 || { cat "$work/revert.out"; exit 1; }
 grep -q "irqbalance (pid \$ibpid) told to rescan" "$work/revert.out" || { cat "$work/revert.out"; echo "rxtune revert did not tell irqbalance"; exit 1; }
 [ "\$(cat /proc/irq/91/smp_affinity_list)" = 0 ] || { echo "revert did not put IRQ 91's list back"; exit 1; }
-for _ in \$(seq 1 100); do [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] && break; sleep 0.1; done
+wait_placed 91
 echo "rxtune reverted and told irqbalance: \$(aff)"
 kill \$pid; wait \$pid || true
 [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not take IRQ 91 back after the revert"; exit 1; }

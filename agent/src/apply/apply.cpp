@@ -315,6 +315,13 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     }
     for (size_t i = 0; i < st.pending.size(); ++i)
         if (ran.done[i]) report.written.push_back(st.pending[i]);
+    if (!report.written.empty()) {
+        std::map<std::string, const std::string*> kept;
+        if (before)
+            for (const auto& a : before->applied) kept[a.id] = &a.desired;
+        for (const auto& w : report.written)
+            if (auto k = kept.find(w.id); k == kept.end() || *k->second != w.desired) report.newValues.insert(w.id);
+    }
     if (!ran.refused.empty()) {
         // Not rxtune's to set (a managed IRQ): said, and left out of what verify checks, so that
         // it is not drift at every check. The journal is saved again, durably.

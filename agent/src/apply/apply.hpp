@@ -40,6 +40,10 @@ private:
 
 struct ApplyReport {
     std::vector<Setting> written;
+    // Of those, the ids whose value the journal did not hold as applied: set the first time, or the
+    // plan changed its mind (irq.cpus auto chose another CPU, a reload). The others put back what
+    // someone else changed (drift, a device reset).
+    std::set<std::string> newValues;
     std::vector<Skip> refused;  // writes the kernel refused for a reason of the knob's own (a managed IRQ): skipped
     bool resumedInterrupted = false;  // the journal showed an apply that never finished
 };

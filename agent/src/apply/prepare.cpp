@@ -26,9 +26,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     PlanOptions opts;
     opts.explicitInterfaces = !interfaces.empty();
     opts.explain = req.explain;
-    opts.interruptsBefore = req.interruptsBefore;
-    opts.interruptsSeconds = req.interruptsSeconds;
-    opts.refusedBefore = req.refusedBefore;
+    opts.memory = req.memory;
     if (autoIn) {
         opts.autoTargets = autoIn->targets;
         opts.autoModes = autoIn->modes;
@@ -111,18 +109,6 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const 
         raw.stack = *read;
     }
     return raw;
-}
-
-Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs) {
-    auto text = fs.read("proc/stat");
-    if (!text) return failWith(text.error());
-    return parseProcStat(*text);
-}
-
-Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus) {
-    auto text = fs.read("proc/net/softnet_stat");
-    if (!text) return failWith(text.error());
-    return parseSoftnetStat(*text, onlineCpus);
 }
 
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs) {

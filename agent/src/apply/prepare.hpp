@@ -2,7 +2,6 @@
 #pragma once
 
 #include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -43,10 +42,7 @@ struct PlanRequest {
     // are planned is still up to `interfaces` or the profile's match; the host-wide settings are
     // planned as ever. Null: every device.
     const std::vector<std::string>* scope = nullptr;
-    // irq.cpus auto: the daemon's previous /proc/interrupts reading, that many seconds old.
-    const InterruptCounts* interruptsBefore = nullptr;
-    double interruptsSeconds = 0;
-    const std::set<std::string>* refusedBefore = nullptr;  // PlanOptions::refusedBefore
+    PlanMemory memory;  // the daemon's, from its earlier runs
 };
 
 Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, NetlinkSource& nl, const PlanRequest& req = {});
@@ -65,10 +61,6 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap,
 
 // This network namespace's stack counters (StackCounters); nullopt where procfs has no snmp.
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs);
-// /proc/stat's per-CPU jiffies, and /proc/net/softnet_stat's rows by CPU (rows map to the online
-// CPUs on kernels that do not number them), read and parsed; errors name the file.
-Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs);
-Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus);
 
 // The one-shot commands' auto decision: one look over the interval between two raw readings, per
 // interface of the plan; no trial (the daemon does that), said in the explanation.

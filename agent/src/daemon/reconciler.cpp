@@ -33,7 +33,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         });
     PlanRequest req;
     req.interfaces = *interfaces_;
-    req.refusedBefore = &refused_;
+    req.memory.refusedBefore = &refused_;
     req.skipMissing = true;
     req.xdp = xdp_;
     req.autoIn = autoIn;
@@ -43,8 +43,8 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     const double now = clock_->monotonicSeconds();
     const bool irqAuto = profile.irq.kind == IrqIntent::Kind::kAuto;
     if (irqAuto && lastInterrupts_ && now - lastInterruptsAt_ <= kInterruptsMaxAge) {
-        req.interruptsBefore = &*lastInterrupts_;
-        req.interruptsSeconds = now - lastInterruptsAt_;
+        req.memory.interruptsBefore = &*lastInterrupts_;
+        req.memory.interruptsSeconds = now - lastInterruptsAt_;
     }
     auto prepared = preparePlan(profile, fs_, nl_, req);
     // Kept from whole-host runs only: an event's snapshot knows only its devices' IRQs.
@@ -73,20 +73,16 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         return false;
     }
     if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
-    size_t rechosen = 0;
+    size_t drifted = 0;
     for (const auto& s : applied->written) {
-        // An IRQ the plan now puts elsewhere (irq.cpus auto chose another CPU, a reload changed
-        // the list) was not moved by anyone: a new choice, not drift.
-        const auto last = lastIrqDesired_.find(s.id);
-        if (s.key.family == Family::kIrq && last != lastIrqDesired_.end() && last->second != s.desired) {
-            LOG_N("IRQ " + std::to_string(s.key.queue) + " of " + s.key.device + " put on CPUs " + s.desired + " (the plan's choice was " +
-                  last->second + "): " + s.why);
-            ++rechosen;
-            continue;
-        }
-        LOG_I((why == Why::kDrift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
-        if (why == Why::kDrift) metrics_.countDriftCorrection(s);
-        if (why == Why::kDrift && s.key.family == Family::kIrq) {
+        // Drift is a value the journal held as applied that someone else changed; a value set the
+        // first time or newly chosen by the plan (irq.cpus auto chose another CPU) is not.
+        const bool drift = why == Why::kDrift && !applied->newValues.count(s.id);
+        LOG_I((drift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
+        if (!drift) continue;
+        ++drifted;
+        metrics_.countDriftCorrection(s);
+        if (s.key.family == Family::kIrq) {
             // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
             metrics_.countIrqMove(s.key.device, static_cast<unsigned>(s.key.queue));
             Topology none;
@@ -98,15 +94,11 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     }
     for (const auto& r : applied->refused)
         if (refused_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
-    if (!devices) lastIrqDesired_.clear();
-    for (const auto& st : plan.settings)
-        if (st.key.family == Family::kIrq) lastIrqDesired_[st.id] = st.desired;
     publishPinned(profile);
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
     const size_t total = plan.settings.size();
-    const size_t drifted = why == Why::kDrift ? applied->written.size() - rechosen : 0;
     metrics_.recordApply(
         {plan.profile, profile.digest, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
     // The interface metrics are the daemon's sample's (only the devices metrics_interfaces

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <functional>
-#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -84,7 +83,6 @@ private:
     // The last /proc/interrupts reading (irq.cpus auto), kept for a rate at the next run.
     static constexpr double kInterruptsMaxAge = 600;  // seconds
     std::optional<InterruptCounts> lastInterrupts_;
-    std::map<std::string, std::string> lastIrqDesired_;  // IRQ setting id -> the CPUs the last plan gave it
     std::set<std::string> refused_;  // setting ids the kernel refused (managed IRQs), until their device changes
     double lastInterruptsAt_ = 0;
     SystemClock systemClock_;

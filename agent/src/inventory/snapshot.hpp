@@ -1,17 +1,23 @@
 // Inventory: FileTree + Netlink -> HostSnapshot (topology, sysctls and every NIC). Read-only.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "core/host_snapshot.hpp"
 #include "inventory/interrupts.hpp"
+#include "inventory/softnet.hpp"
 #include "sys/file_tree.hpp"
 #include "sys/netlink.hpp"
 
 namespace rxtune {
 
 Result<Topology> readTopology(const FileTree& fs);
+// /proc/stat's per-CPU jiffies, and /proc/net/softnet_stat's rows by CPU (rows map to the online
+// CPUs on kernels that do not number them), read and parsed; errors name the file.
+Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs);
+Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus);
 // The CPUs that share `cpu`'s last-level cache (the highest data or unified cache level in
 // sys/devices/system/cpu/cpuN/cache), itself included; empty where sysfs has no cache information.
 Result<CpuSet> readLlc(const FileTree& fs, unsigned cpu);

@@ -77,8 +77,8 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
                 if (auto k = l->second.find(cpu); k != l->second.end()) n -= std::min(n, k->second);
         return n;
     };
-    const InterruptCounts* before = in.opts.interruptsBefore;
-    bool rate = before && in.opts.interruptsSeconds >= 1;
+    const InterruptCounts* before = in.opts.memory.interruptsBefore;
+    bool rate = before && in.opts.memory.interruptsSeconds >= 1;
     // The earlier reading must know the device's own IRQs (to leave them out) and no count may have
     // gone down (a CPU offline and back, an IRQ freed): else no rate.
     for (const auto& irq : nic.irqs)
@@ -88,9 +88,9 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     auto work = [&](unsigned cpu) -> std::uint64_t {
         if (!rate) return otherSinceBoot(now, cpu);
         const double d = static_cast<double>(otherSinceBoot(now, cpu) - otherSinceBoot(*before, cpu));
-        return static_cast<std::uint64_t>(d / in.opts.interruptsSeconds + 0.5);
+        return static_cast<std::uint64_t>(d / in.opts.memory.interruptsSeconds + 0.5);
     };
-    const std::string unit = rate ? " other interrupts/s over the last " + std::to_string(static_cast<long>(in.opts.interruptsSeconds)) + " s"
+    const std::string unit = rate ? " other interrupts/s over the last " + std::to_string(static_cast<long>(in.opts.memory.interruptsSeconds)) + " s"
                                   : " other interrupts since boot";
     for (unsigned cpu : host.online.cpus()) {
         std::string why;
@@ -211,7 +211,7 @@ public:
 private:
     // The daemon remembers the IRQs the kernel refused (a managed IRQ refuses every time).
     bool refusedBefore(const PlanInput& in, const Nic& nic, const Irq& irq) const {
-        return in.opts.refusedBefore && in.opts.refusedBefore->count(id(irqKey(nic.name, irq))) > 0;
+        return in.opts.memory.refusedBefore && in.opts.memory.refusedBefore->count(id(irqKey(nic.name, irq))) > 0;
     }
 
 public:

@@ -4,7 +4,7 @@
 // size wanted, so the daemon writes nothing again.
 #include "core/paths.hpp"
 #include "core/text.hpp"
-#include "inventory/softnet.hpp"
+#include "inventory/snapshot.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
 #include "planner/planner.hpp"
@@ -81,10 +81,8 @@ public:
         }
         // The advice below also asks softnet, for the CPUs that take a ring's IRQ.
         if (couldGrow && !snap.softnet && io.fs.exists("proc/net/softnet_stat")) {
-            auto text = io.fs.read("proc/net/softnet_stat");
-            if (!text) return failWith(text.error());
-            auto rows = parseSoftnetStat(*text, snap.host.online.cpus());
-            if (!rows) return failWith(rows.error().withContext(io.fs.full("proc/net/softnet_stat")));
+            auto rows = readSoftnetStat(io.fs, snap.host.online.cpus());
+            if (!rows) return failWith(rows.error());
             std::map<unsigned, HostSnapshot::SoftnetCounts> counts;
             for (const auto& [cpu, row] : *rows) counts[cpu] = {row.dropped, row.timeSqueeze};
             snap.softnet = std::move(counts);

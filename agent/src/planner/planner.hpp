@@ -12,6 +12,17 @@
 
 namespace rxtune {
 
+// What the daemon carries from its earlier runs into a plan (the one-shot commands have none).
+struct PlanMemory {
+    // irq.cpus auto: an earlier /proc/interrupts reading and how many seconds before this
+    // snapshot it was taken: "other work" is then the rate since, not the count since boot.
+    const InterruptCounts* interruptsBefore = nullptr;
+    double interruptsSeconds = 0;
+    // Settings (by id) the kernel refused at an earlier apply for a reason of the knob's own (a
+    // managed IRQ): skipped, not planned again (the daemon forgets them when the device changes).
+    const std::set<std::string>* refusedBefore = nullptr;
+};
+
 struct PlanOptions {
     std::vector<std::string> interfaces;          // explicit choice; wins over the profile's match
     bool explicitInterfaces = false;              // use `interfaces` even when it is empty
@@ -23,13 +34,7 @@ struct PlanOptions {
     std::map<std::string, CpuSet> autoTargets;
     std::map<std::string, SteeringMode> autoModes;  // how (kRps or kXdp); absent: kRps
     std::map<std::string, std::vector<std::string>> autoExplain;
-    // irq.cpus auto: an earlier reading and how many seconds before this snapshot it was taken
-    // (the daemon's last run): "other work" is then the rate since, not the count since boot.
-    const InterruptCounts* interruptsBefore = nullptr;
-    double interruptsSeconds = 0;
-    // Settings (by id) the kernel refused at an earlier apply for a reason of the knob's own (a
-    // managed IRQ): skipped, not planned again (the daemon forgets them when the device changes).
-    const std::set<std::string>* refusedBefore = nullptr;
+    PlanMemory memory;
 };
 
 // The CPUs a NIC's receive work is steered to, and the reasons CPUs were left out.

@@ -159,6 +159,26 @@ TEST_CASE("revert gives back a byte-identical tree, even after two profiles", "[
     CHECK(none->restored.empty());
 }
 
+TEST_CASE("apply tells values set the first time or newly planned from drift put back", "[apply]") {
+    Rig rig;
+    FileTree fs(rig.tree.path().string());
+    JournalStore store(rig.stateDir);
+    auto first = applyPlan(rig.makePlan(), knobsOf(fs), store, "t1").value();
+    CHECK(first.newValues.size() == kTestProfileWrites);  // nothing was applied before
+    // Someone clears a mask: put back, and not new.
+    rig.tree.put("sys/class/net/enp2s0/queues/rx-0/rps_cpus", "00000\n");
+    auto drift = applyPlan(rig.makePlan(), knobsOf(fs), store, "t2").value();
+    REQUIRE(drift.written.size() == 1);
+    CHECK(drift.newValues.empty());
+    // The plan now wants another mask: new, not drift.
+    Plan changed = rig.makePlan();
+    for (auto& s : changed.settings)
+        if (s.id == "enp2s0 rx-0 rps_cpus") s.desired = "0000f";
+    auto replanned = applyPlan(changed, knobsOf(fs), store, "t3").value();
+    REQUIRE(replanned.written.size() == 1);
+    CHECK(replanned.newValues == std::set<std::string>{"enp2s0 rx-0 rps_cpus"});
+}
+
 TEST_CASE("verify finds drift", "[apply]") {
     Rig rig;
     FileTree fs(rig.tree.path().string());

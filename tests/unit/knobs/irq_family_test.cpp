@@ -47,8 +47,8 @@ Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = fa
     test::FakeNetlink nl(tree.path());
     PlanRequest req;
     req.explain = explain;
-    req.interruptsBefore = before;
-    req.interruptsSeconds = seconds;
+    req.memory.interruptsBefore = before;
+    req.memory.interruptsSeconds = seconds;
     return preparePlan(p, fs, nl, req).value();
 }
 

@@ -1,0 +1,18 @@
+// /proc/stat and /proc/net/softnet_stat, read and parsed (inventory/snapshot.hpp).
+#include "inventory/snapshot.hpp"
+
+namespace rxtune {
+
+Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs) {
+    auto text = fs.read("proc/stat");
+    if (!text) return failWith(text.error());
+    return parseProcStat(*text);
+}
+
+Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus) {
+    auto text = fs.read("proc/net/softnet_stat");
+    if (!text) return failWith(text.error());
+    return parseSoftnetStat(*text, onlineCpus);
+}
+
+}  // namespace rxtune
