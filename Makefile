@@ -10,7 +10,8 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libexpected-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter strace \
 	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux \
 	mmdebstrap podman runc python3-yaml libcap2-bin \
-	libglib2.0-0 libnuma1 libcap-ng0
+	libglib2.0-0 libnuma1 libcap-ng0 \
+	qemu-system-x86 busybox-static
 
 BUILD      ?= build
 BUILD_ASAN ?= build-asan

@@ -61,6 +61,8 @@ stage "lab smoke"            env BUILD="$BUILD" python3 bench/lab.py --smoke
 stage "staged install"       tests/package/staged_install.sh "$BUILD"
 stage "package"              tests/package/test_package.sh
 stage "irqbalance (real binary)" tests/package/irqbalance_real.sh "$BUILD"
+# Debian 12's own kernel (6.1) booted under QEMU with virtio-net and e1000e (docs/VM.md).
+stage "guest: Debian 12 kernel" python3 tests/vm/debian12_kernel.py "$BUILD"
 stage "image"                tests/package/test_image.sh
 while read -r target corpus; do
   case "$target" in ""|\#*) continue ;; esac

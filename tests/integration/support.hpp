@@ -128,27 +128,48 @@ private:
     std::string name_;
 };
 
+// This thread inside a test's namespace until the guard goes (sockets opened meanwhile stay
+// there); the test process never stays in another namespace.
+class InNetNs {
+public:
+    explicit InNetNs(const NetNs& ns) {
+        self_ = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        const int target = open(("/var/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
+        const bool in = self_ >= 0 && target >= 0 && setns(target, CLONE_NEWNET) == 0;
+        if (target >= 0) close(target);
+        if (!in) {
+            if (self_ >= 0) close(self_);
+            throw std::runtime_error("setns into test netns " + ns.name());
+        }
+    }
+    ~InNetNs() {
+        if (setns(self_, CLONE_NEWNET) != 0) std::abort();
+        close(self_);
+    }
+    InNetNs(const InNetNs&) = delete;
+    InNetNs& operator=(const InNetNs&) = delete;
+
+private:
+    int self_ = -1;
+};
+
 // A tap device created inside a namespace with N queues attached; queues close on destruction.
 // flags: more TUNSETIFF flags (IFF_NAPI: each queue gets a NAPI, as lab_wire's server TAP has).
 class TapQueues {
 public:
     TapQueues(const NetNs& ns, const std::string& name, int queues, short flags = 0) {
-        int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-        int target = open(("/var/run/netns/" + ns.name()).c_str(), O_RDONLY | O_CLOEXEC);
-        if (self < 0 || target < 0 || setns(target, CLONE_NEWNET) != 0) throw std::runtime_error("setns into test netns");
         std::string error;
-        for (int q = 0; q < queues && error.empty(); ++q) {
-            int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
-            ifreq ifr{};
-            std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
-            ifr.ifr_flags = static_cast<short>(IFF_TAP | IFF_NO_PI | (queues > 1 ? IFF_MULTI_QUEUE : 0) | flags);
-            if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) != 0) error = std::string("TUNSETIFF: ") + std::strerror(errno);
-            if (fd >= 0) fds_.push_back(fd);
+        {
+            InNetNs in(ns);
+            for (int q = 0; q < queues && error.empty(); ++q) {
+                int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+                ifreq ifr{};
+                std::strncpy(ifr.ifr_name, name.c_str(), IFNAMSIZ - 1);
+                ifr.ifr_flags = static_cast<short>(IFF_TAP | IFF_NO_PI | (queues > 1 ? IFF_MULTI_QUEUE : 0) | flags);
+                if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) != 0) error = std::string("TUNSETIFF: ") + std::strerror(errno);
+                if (fd >= 0) fds_.push_back(fd);
+            }
         }
-        bool back = setns(self, CLONE_NEWNET) == 0;
-        close(self);
-        close(target);
-        if (!back) std::abort();  // the test process must never stay in another namespace
         if (!error.empty()) throw std::runtime_error(error);
     }
     ~TapQueues() {

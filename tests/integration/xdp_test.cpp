@@ -10,7 +10,10 @@
 
 #include <bpf/bpf.h>
 
+#include "apply/apply.hpp"
+#include "knobs/registry.hpp"
 #include "support.hpp"
+#include "sys/netlink.hpp"
 
 using namespace rxtune::itest;
 
@@ -157,4 +160,47 @@ TEST_CASE("XDP steering refuses a bpffs that would vanish with a private mount n
     INFO(ok.out << ok.err);
     CHECK(ok.status == 0);
     CHECK(run(p.rxtune({"revert"})).status == 0);
+}
+
+TEST_CASE("a failed apply detaches the XDP steering it installed, and keeps no journal", "[integration][xdp][apply]") {
+    // In process, in a namespace of the test's own: XDP steering on a veth, then a step the kernel
+    // refuses (a ring size: veth has no ring ops). The apply's undo must take the program off.
+    using namespace rxtune;
+    NetNs ns;
+    ns.ip({"link", "add", "xa0", "type", "veth", "peer", "name", "xa1"});
+    ns.ip({"link", "set", "xa0", "up"});
+    ns.ip({"link", "set", "xa1", "up"});
+    std::string t = (std::filesystem::temp_directory_path() / "rxtune-xdp-undo-XXXXXX").string();
+    REQUIRE(mkdtemp(t.data()));
+    const std::filesystem::path dir = t;
+    std::filesystem::create_directories(dir / "bpffs");
+    mustRun({"mount", "-t", "bpf", "bpf", (dir / "bpffs").string()});
+    struct Cleanup {
+        std::filesystem::path dir;
+        ~Cleanup() {
+            run({"umount", (dir / "bpffs").string()});
+            std::filesystem::remove_all(dir);
+        }
+    } cleanup{dir};
+    {
+        InNetNs in(ns);
+        XdpSteering xdp((dir / "bpffs" / "rxtune").string());
+        auto nl = Netlink::open();
+        REQUIRE(nl);
+        FileTree fs("/");
+        const Knobs knobs(fs, &xdp, nullptr, nl->get());
+        Plan p;
+        p.profile = "undo-test";
+        p.settings.push_back(makeSetting(xdpFamily(), {Family::kXdp, "xa0", "steering"}, ValueKind::kXdp, "", "cpus=0 mode=generic qsize=2048", "t"));
+        p.settings.push_back(makeSetting(ringsFamily(), {Family::kRings, "xa0", "rx"}, ValueKind::kInteger, "256", "512", "t", "256"));
+        const JournalStore store((dir / "state").string());
+        auto r = applyPlan(p, knobs, store, "t");
+        REQUIRE_FALSE(r);
+        INFO(r.error().message());
+        CHECK(r.error().message().find("apply failed, this apply's writes were undone") == 0);
+        CHECK(r.error().message().find("xa0 ring rx") != std::string::npos);
+        CHECK(xdp.current("xa0").value().empty());
+        CHECK(run({"ip", "link", "show", "xa0"}).out.find("xdp") == std::string::npos);
+        CHECK_FALSE(store.load().value().has_value());
+    }
 }

@@ -47,6 +47,10 @@ std::string Knobs::full(const KnobKey& key, const std::string& path) const { ret
 
 bool Knobs::fileBacked(const KnobKey& key) const { return familyOf(key).fileBacked(key); }
 
+std::optional<KnobFamily::Pending> Knobs::pending(const KnobKey& key, const std::string& desired) const {
+    return familyOf(key).pending(io_, key, desired);
+}
+
 Result<std::unique_ptr<FileTree>> Knobs::netDir() const { return io_.fs.subtree(paths::netClass()); }
 
 namespace applysteps {
@@ -211,12 +215,15 @@ Executed execute(const std::vector<Setting>& pending, const Knobs& fs, const Pla
             const bool relative = local && s.path.starts_with(prefix);
             const std::string path = relative ? s.path.substr(prefix.size()) : s.path;
             if (auto r = writeChecked(relative ? *local : fs, s.key, s.id, path, s.kind, s.desired, &plan); !r) {
-                if (!familyOf(s.key).refusalIsKnobsOwn(s.key, r.error())) return fail(i, r.error());
+                if (!familyOf(s.key).refusalIsKnobsOwn(s.key, r.error())) {
+                    ran.done[i] = Executed::kTried;
+                    return fail(i, r.error());
+                }
                 std::lock_guard lock(failMutex);
                 ran.refused.emplace_back(i, r.error());
                 continue;
             }
-            ran.done[i] = 1;
+            ran.done[i] = Executed::kWritten;
         }
     });
     for (size_t i : others) {
@@ -227,22 +234,35 @@ Executed execute(const std::vector<Setting>& pending, const Knobs& fs, const Pla
                 ran.refused.emplace_back(i, r.error());
                 continue;
             }
+            ran.done[i] = Executed::kTried;
             fail(i, r.error());
             break;
         }
-        ran.done[i] = 1;
+        ran.done[i] = Executed::kWritten;
     }
     return ran;
 }
 
-void rollback(const std::vector<Setting>& pending, const Executed& ran, const std::vector<std::string>& rawBefore,
+bool rollback(const std::vector<Setting>& pending, const Executed& ran, const std::vector<std::string>& rawBefore,
               const Knobs& fs, const Plan& plan, Error& err) {
+    bool all = true;
     for (size_t k = pending.size(); k-- > 0;) {
         if (!ran.done[k]) continue;
         const Setting& d = pending[k];
-        if (auto u = writeChecked(fs, d.key, d.id, d.path, d.kind, rawBefore[k], &plan); !u)
+        if (ran.done[k] == Executed::kTried) {
+            // It failed, but may have landed first (its read-back failed): put back what can be
+            // seen to differ. A knob that cannot even be read now is left alone: its write was
+            // refused outright (a ring size on a device without ring ops), and writing it blindly
+            // would only fail again.
+            auto cur = fs.read(d.key, d.path);
+            if (!cur || sameValue(d.kind, *cur, rawBefore[k])) continue;
+        }
+        if (auto u = writeChecked(fs, d.key, d.id, d.path, d.kind, rawBefore[k], &plan); !u) {
             err.context.insert(err.context.begin(), "rollback also failed: " + u.error().message());
+            all = false;
+        }
     }
+    return all;
 }
 
 }  // namespace applysteps
@@ -300,7 +320,14 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     if (ran.failed) {
         // All or nothing: put back what this apply changed, newest first.
         Error err = std::move(ran.failed->second);
-        rollback(st.pending, ran, st.rawBefore, fs, plan, err);
+        if (!rollback(st.pending, ran, st.rawBefore, fs, plan, err)) {
+            // Something may still differ from its original: the journal on disk (this apply's,
+            // saved before the first write, or the one before, which had every original already)
+            // stays, so that revert can put it back.
+            return failWith(std::move(err).withContext("apply failed and could not undo all of its writes: the journal " + store.path() +
+                                                       " keeps their originals (rxtune revert puts them back)"));
+        }
+        err = std::move(err).withContext("apply failed, this apply's writes were undone");
         if (durableFirst) {
             if (before) {
                 // The journal as it was, its state in the file itself (no mark names the new generation).
@@ -314,7 +341,9 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         return failWith(std::move(err));
     }
     for (size_t i = 0; i < st.pending.size(); ++i)
-        if (ran.done[i]) report.written.push_back(st.pending[i]);
+        if (ran.done[i] == Executed::kWritten) report.written.push_back(st.pending[i]);
+    for (const auto& w : report.written)
+        if (auto p = fs.pending(w.key, w.desired)) report.pending.push_back({w.id, w.desired, std::move(p->what), p->against});
     if (!report.written.empty()) {
         std::map<std::string, const std::string*> kept;
         if (before)
@@ -368,6 +397,15 @@ Result<std::vector<Drift>> verifyApplied(const Journal& loaded, const Knobs& fs)
         if (!sameValue(s.kind, *cur, s.desired))
             out.push_back({s.id, s.path, s.desired, normalise(s.kind, *cur), fs.full(s.key, s.path), false});
     }
+    return out;
+}
+
+std::vector<PendingEffect> pendingApplied(const Journal& loaded, const Knobs& fs) {
+    Journal journal = loaded;
+    recoverKeys(journal);
+    std::vector<PendingEffect> out;
+    for (const auto& s : journal.applied)
+        if (auto p = fs.pending(s.key, s.desired)) out.push_back({s.id, s.desired, std::move(p->what), p->against});
     return out;
 }
 

@@ -28,6 +28,8 @@ public:
     bool writable(const KnobKey& key, const std::string& path) const;
     std::string full(const KnobKey& key, const std::string& path) const;
     bool fileBacked(const KnobKey& key) const;
+    // In place but not in effect yet (its family says how and why); nullopt: in effect.
+    std::optional<KnobFamily::Pending> pending(const KnobKey& key, const std::string& desired) const;
     // sys/class/net opened once, a tree of its own: the devices' directories are opened from
     // there for a run of writes to their knobs.
     Result<std::unique_ptr<FileTree>> netDir() const;
@@ -38,6 +40,14 @@ private:
     KnobIo io_;
 };
 
+// A value in place that the kernel has not put into effect yet (knobs' families: pending()).
+struct PendingEffect {
+    std::string id;
+    std::string desired;
+    std::string what;           // in words: where it is in effect now, and when that changes
+    std::uint64_t against = 0;  // what the kernel did against it so far (KnobFamily::Pending)
+};
+
 struct ApplyReport {
     std::vector<Setting> written;
     // Of those, the ids whose value the journal did not hold as applied: set the first time, or the
@@ -45,11 +55,15 @@ struct ApplyReport {
     // someone else changed (drift, a device reset).
     std::set<std::string> newValues;
     std::vector<Skip> refused;  // writes the kernel refused for a reason of the knob's own (a managed IRQ): skipped
+    std::vector<PendingEffect> pending;  // written and read back, not in effect yet (an IRQ until its next interrupt)
     bool resumedInterrupted = false;  // the journal showed an apply that never finished
 };
 
 // Writes the plan's pending settings. Originals are on disk before the first write; if any write
-// (or its read-back) fails, this apply's writes are undone and the error names setting and path.
+// (or its read-back) fails, this apply's writes are undone, the one that failed too (it may have
+// landed before its read-back failed), and the error names setting and path. Where something
+// could not be put back, the journal stays on disk with its original, for revert, and the error
+// says so.
 // devices: an event's apply (the plan covers these devices and the host-wide settings): only the
 // journaled knobs of these devices may be put back or forgotten, and verify's list keeps the
 // other devices' entries. Null: the plan is the whole host's.
@@ -87,16 +101,19 @@ Step nextJournal(const std::optional<Journal>& before, std::uint64_t freshGenera
 
 // Runs the writes: file-backed knobs a device's together (its directory opened once), spread over
 // a few threads; then the others (XDP programs, kthreads) in plan order on this thread. The first
-// failure stops the rest; done[i] says which were written.
+// failure stops the rest; done[i] says which were written (kWritten) and which failed, having
+// maybe landed (kTried: a write the kernel took whose read-back or after-effect failed).
 struct Executed {
+    static constexpr char kWritten = 1, kTried = 2;
     std::vector<char> done;
     std::vector<std::pair<size_t, Error>> refused;  // skipped: its family says the refusal is the knob's own
     std::optional<std::pair<size_t, Error>> failed;
 };
 Executed execute(const std::vector<Setting>& pending, const Knobs& knobs, const Plan& plan);
 
-// Puts back what an apply wrote, newest first; what could not be is added to err's context.
-void rollback(const std::vector<Setting>& pending, const Executed& ran, const std::vector<std::string>& rawBefore,
+// Puts back what an apply wrote or tried to, newest first; what could not be is added to err's
+// context. True: every knob it touched holds its value from before.
+bool rollback(const std::vector<Setting>& pending, const Executed& ran, const std::vector<std::string>& rawBefore,
               const Knobs& knobs, const Plan& plan, Error& err);
 
 }  // namespace applysteps
@@ -107,6 +124,8 @@ struct Drift {
     bool missing = false;
 };
 Result<std::vector<Drift>> verifyApplied(const Journal& journal, const Knobs& knobs);
+// The journal's applied settings that are in place but not in effect yet.
+std::vector<PendingEffect> pendingApplied(const Journal& journal, const Knobs& knobs);
 
 struct RevertReport {
     std::vector<Original> restored;

@@ -121,6 +121,16 @@ nlohmann::ordered_json planJson(const Plan& p) {
 }
 
 
+namespace {
+
+json pendingJson(const std::vector<PendingEffect>& pending) {
+    json out = json::array();
+    for (const auto& p : pending) out.push_back({{"id", p.id}, {"desired", p.desired}, {"what", p.what}});
+    return out;
+}
+
+}  // namespace
+
 int runPlan(const TuneOptions& o) {
     FileTree fs("/");
     warnInterrupted(JournalStore(o.stateDir));
@@ -160,17 +170,19 @@ int runApply(const TuneOptions& o) {
     KnobBackends backends(fs, o.bpfDir);
     const Knobs knobs = backends.knobs(fs);
     auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
-    if (!r) return report(r.error().withContext("apply failed, this apply's writes were undone"));
+    if (!r) return report(r.error());
     publishPinned(o.runDir, store, fs);
     if (o.json) {
         json j = planJson(*p);
         j["written"] = r->written.size();
+        j["pending_effect"] = pendingJson(r->pending);
         std::cout << j.dump(2) << "\n";
         return 0;
     }
     for (const auto& s : r->written) std::cout << "  set  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired << "\n";
     for (const auto& s : p->skipped) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
     for (const auto& s : r->refused) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
+    for (const auto& p : r->pending) std::cout << "  pending " << std::left << std::setw(37) << p.id << " " << p.what << "\n";
     if (r->written.empty()) std::cout << "nothing to do: the host already matches profile " << p->profile << "\n";
     else std::cout << "applied profile " << p->profile << ": " << r->written.size() << " setting(s) changed\n";
     return 0;
@@ -186,6 +198,9 @@ int runVerify(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto drift = verifyApplied(**j, knobs);
     if (!drift) return report(drift.error());
+    // In place but not in effect yet (an IRQ until its next interrupt): said, not drift (writing
+    // it again would change nothing).
+    const auto pending = pendingApplied(**j, knobs);
     if (o.json) {
         json out;
         out["profile"] = (*j)->profile;
@@ -194,13 +209,16 @@ int runVerify(const TuneOptions& o) {
         for (const auto& x : *drift)
             d.push_back({{"id", x.id}, {"path", "/" + x.path}, {"desired", x.desired}, {"actual", x.actual}, {"missing", x.missing}});
         out["drift"] = std::move(d);
+        out["pending"] = pendingJson(pending);
         std::cout << out.dump(2) << "\n";
     } else {
         for (const auto& x : *drift)
             std::cout << "  drift " << std::left << std::setw(40) << x.id << " "
                       << (x.missing ? std::string("(gone)") : x.actual) << " != " << x.desired << "   " << x.where << "\n";
+        for (const auto& x : pending) std::cout << "  pending " << std::left << std::setw(38) << x.id << " " << x.what << "\n";
         if (drift->empty())
-            std::cout << "in sync: " << (*j)->applied.size() << " setting(s) of profile " << (*j)->profile << "\n";
+            std::cout << "in sync: " << (*j)->applied.size() << " setting(s) of profile " << (*j)->profile
+                      << (pending.empty() ? "" : ", " + std::to_string(pending.size()) + " of them in effect at the next interrupt") << "\n";
         else
             std::cout << drift->size() << " setting(s) drifted from profile " << (*j)->profile << "\n";
     }

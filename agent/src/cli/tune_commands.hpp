@@ -25,7 +25,7 @@ struct TuneOptions {
 nlohmann::ordered_json planJson(const Plan& p);
 
 int runPlan(const TuneOptions& o);    // 0 nothing to do, 2 changes pending, 1 error
-int runApply(const TuneOptions& o);   // 0 applied (or nothing to do), 1 error (host unchanged)
+int runApply(const TuneOptions& o);   // 0 applied (or nothing to do), 1 error (host unchanged, or the journal kept to revert)
 int runVerify(const TuneOptions& o);  // 0 in sync, 3 drift, 1 error
 int runRevert(const TuneOptions& o);  // 0 restored (or nothing to revert), 1 error
 

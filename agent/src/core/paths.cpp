@@ -70,6 +70,10 @@ std::string irqFile(unsigned irq, std::string_view file) {
     return "proc/irq/" + std::to_string(irq) + "/" + std::string(file);
 }
 
+std::string sysKernelIrqFile(unsigned irq, std::string_view file) {
+    return "sys/kernel/irq/" + std::to_string(irq) + "/" + std::string(file);
+}
+
 std::string cpuDir(unsigned cpu) { return "sys/devices/system/cpu/cpu" + std::to_string(cpu); }
 
 std::string nodeDir(unsigned node) { return "sys/devices/system/node/node" + std::to_string(node); }

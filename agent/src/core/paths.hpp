@@ -30,6 +30,7 @@ std::string queueFile(const std::string& ifname, QueueDir dir, unsigned index, s
 std::string queueRel(QueueDir dir, unsigned index, std::string_view file);
 std::string sysctl(const std::string& key);                                   // proc/sys/net/core/rmem_max
 std::string irqFile(unsigned irq, std::string_view file);                     // proc/irq/<n>/<file>
+std::string sysKernelIrqFile(unsigned irq, std::string_view file);            // sys/kernel/irq/<n>/<file>
 std::string cpuDir(unsigned cpu);                                             // sys/devices/system/cpu/cpu<n>
 std::string nodeDir(unsigned node);                                           // sys/devices/system/node/node<n>
 

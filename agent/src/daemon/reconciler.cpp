@@ -68,7 +68,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     Knobs knobs(fs_, xdp_, &napi_, &nl_);
     auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
-        LOG_E("apply failed, its writes were undone: " + applied.error().message());
+        LOG_E(applied.error().message());
         metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, plan.pendingCount()});
         return false;
     }
@@ -94,17 +94,49 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     }
     for (const auto& r : applied->refused)
         if (refused_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
+    const auto [pendingNow, notInEffect] = watchPending(plan, knobs, devices);
     publishPinned(profile);
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
     const size_t total = plan.settings.size();
-    metrics_.recordApply(
-        {plan.profile, profile.digest, applied->written.empty() ? "unchanged" : "changed", epochSeconds(), total - drifted, drifted});
+    const size_t notInSync = std::min(total, drifted + pendingNow + notInEffect);
+    metrics_.recordApply({plan.profile, profile.digest, applied->written.empty() ? "unchanged" : "changed", epochSeconds(),
+                          total - notInSync, drifted, pendingNow, notInEffect});
     // The interface metrics are the daemon's sample's (only the devices metrics_interfaces
     // selects): a whole-host run that changed something asks for them again.
     wrote_ = !devices && !applied->written.empty();
     return true;
+}
+
+std::pair<size_t, size_t> Reconciler::watchPending(const Plan& plan, const Knobs& knobs, const std::set<std::string>* devices) {
+    // An event's plan covers its devices only: the others' entries stay as they were.
+    std::map<std::string, PendingSeen> next;
+    if (devices)
+        for (const auto& [id, seen] : pending_)
+            if (std::none_of(plan.settings.begin(), plan.settings.end(), [&](const Setting& s) { return s.id == id; })) next.emplace(id, seen);
+    size_t pendingNow = 0, notInEffect = 0;
+    for (const auto& s : plan.settings) {
+        auto p = knobs.pending(s.key, s.desired);
+        if (!p) continue;
+        auto was = pending_.find(s.id);
+        PendingSeen seen{p->against, false};
+        if (was == pending_.end()) {
+            LOG_I("in place, in effect later: " + s.id + " " + s.desired + ": " + p->what);
+        } else {
+            seen.warned = was->second.warned;
+            if (p->against > was->second.against && !seen.warned) {
+                LOG_W("not followed: " + s.id + " is " + s.desired + ", but " + p->what + ", and " +
+                      std::to_string(p->against - was->second.against) +
+                      " interrupt(s) were served off those CPUs since the last look: the interrupt controller does not honour it");
+                seen.warned = true;
+            }
+        }
+        (seen.warned ? notInEffect : pendingNow) += 1;
+        next.emplace(s.id, seen);
+    }
+    pending_ = std::move(next);
+    return {pendingNow, notInEffect};
 }
 
 Result<RevertReport> Reconciler::revert() {

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -90,6 +91,15 @@ private:
     SystemProcessSignals systemSignals_;
     ProcessSignals* signals_ = &systemSignals_;
     bool wrote_ = false;
+    // Values in place but not in effect yet (KnobFamily::pending), by setting id: what the kernel
+    // had done against each at the last look, and whether "not followed" was said.
+    struct PendingSeen {
+        std::uint64_t against = 0;
+        bool warned = false;
+    };
+    std::map<std::string, PendingSeen> pending_;
+    // Looks at the plan's settings again: (pending, not followed) counts for the metrics.
+    std::pair<size_t, size_t> watchPending(const Plan& plan, const Knobs& knobs, const std::set<std::string>* devices);
     std::function<std::vector<std::string>()> candidates_;
 };
 

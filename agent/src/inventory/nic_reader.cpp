@@ -193,10 +193,13 @@ Result<Nic> readNic(const FileTree& fs, const FileTree& net, NetlinkSource& nl, 
             nic.channels.source = "ethtool-netlink";  // the dump leaves out devices that do not answer
             nic.channels.error = std::strerror(EOPNOTSUPP);
         }
-    } else {
-        auto ch = nl.channels(li.name);
-        if (!ch) return failWith(ch.error());
+    } else if (auto ch = nl.channels(li.name)) {
         nic.channels = *ch;
+    } else if (ch.error().code == ENODEV) {
+        return failWith(ch.error());
+    } else {
+        // Channels are one fact of many: unavailable, with the kernel's answer, and detect goes on.
+        nic.channels.error = ch.error().message();
     }
     auto drv = nl.driverInfo(li.name);
     if (!drv) return failWith(drv.error());
@@ -233,12 +236,11 @@ Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const s
     auto table = parseInterrupts(*irqText);
     if (!table) return failWith(table.error().withContext(fs.full("proc/interrupts")));
     // A whole-host snapshot asks for every device's channels at once (one dump, not one request each).
+    // A kernel that refuses the dump (Debian 12's 6.1 did, for a header it did not like) is asked
+    // per device instead: the dump saves requests, it is not the only way to the answer.
     std::optional<std::map<std::string, Channels>> dumped;
-    if (only.empty() && links->size() > 1) {
-        auto all = nl.allChannels();
-        if (!all) return failWith(all.error());
-        dumped = std::move(*all);
-    }
+    if (only.empty() && links->size() > 1)
+        if (auto all = nl.allChannels()) dumped = std::move(*all);
     // Names from the kernel still go through the same check before they become paths.
     for (const auto& li : *links)
         if (auto ok = validateIfName(li.name); !ok) return failWith(ok.error());

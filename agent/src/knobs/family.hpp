@@ -107,6 +107,17 @@ public:
     // Where the kernel's acceptance of a write is proof of what it holds (no read-back needed).
     virtual bool writeIsExact(const KnobKey&, ValueKind, const std::string& /*value*/, const Plan* /*plan*/) const { return false; }
 
+    // A value in place (read back as written) that the kernel has not put into effect yet: an
+    // x86 MSI vector without interrupt remapping moves at its next interrupt. `what` says so in
+    // words; `against` counts what the kernel does against the value meanwhile (interrupts served
+    // off the CPUs written): a pending value whose count grows between two looks is not pending
+    // but not followed. nullopt: in effect (the default), or nothing to say.
+    struct Pending {
+        std::string what;
+        std::uint64_t against = 0;
+    };
+    virtual std::optional<Pending> pending(const KnobIo&, const KnobKey&, const std::string& /*desired*/) const { return std::nullopt; }
+
     // detect: what this family knows of a device, as a key of its JSON object and as lines of
     // the table (indented four spaces). Default: nothing.
     virtual void detectJson(const Nic&, nlohmann::ordered_json& /*device*/) const {}

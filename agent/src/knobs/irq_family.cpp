@@ -1,5 +1,6 @@
 // IRQ affinity (irq.cpus: auto | keep | LIST): the CPU(s) of each matched device's RX IRQ(s),
-// written to /proc/irq/N/smp_affinity_list and read back from effective_affinity_list. An IRQ is
+// written to /proc/irq/N/smp_affinity_list and read back from there; effective_affinity_list,
+// which may follow only at the IRQ's next interrupt, is pending() until it does. An IRQ is
 // known by its owner, the device and the IRQ's action name, not by its number alone: a number is
 // given to another device after a driver reload, so a journaled original is put back only while
 // /proc/irq/N/<action> shows the same owner. A managed IRQ (the kernel spreads it itself and
@@ -227,18 +228,32 @@ public:
         if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.queue) + " no longer belongs to " + k.device + " (" + k.name + ")");
         return io.fs.read(path);
     }
+    // The write is read back from smp_affinity_list (the generic read-back); where the kernel
+    // serves the IRQ, effective_affinity_list, may follow only at the IRQ's next interrupt (an x86
+    // MSI vector without interrupt remapping), so it is pending(), not a failed write.
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
         if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.queue) + " no longer belongs to " + k.device + " (" + k.name + ")");
-        if (auto w = io.fs.write(path, value); !w) return w;
-        // What the kernel uses: effective_affinity_list, one CPU of the affinity on most controllers.
-        const std::string eff = paths::irqFile(static_cast<unsigned>(k.queue), "effective_affinity_list");
-        if (!io.fs.exists(eff)) return {};
-        auto got = io.fs.read(eff);
-        if (!got) return failWith(got.error());
-        auto set = CpuSet::parseList(*got), want = CpuSet::parseList(value);
-        if (set && want && !set->empty() && !(*set - *want).empty())
-            return fail(EIO, "read back", io.fs.full(eff), "wrote CPUs " + want->toList() + ", the kernel serves the IRQ on " + set->toList());
-        return {};
+        return io.fs.write(path, value);
+    }
+    std::optional<Pending> pending(const KnobIo& io, const KnobKey& k, const std::string& desired) const override {
+        const auto irq = static_cast<unsigned>(k.queue);
+        auto eff = io.fs.read(paths::irqFile(irq, "effective_affinity_list"));
+        if (!eff) return std::nullopt;  // no such file (an older kernel, a controller that does not say)
+        auto set = CpuSet::parseList(*eff);
+        auto want = CpuSet::parseList(desired);
+        if (!set || !want || set->empty() || (*set - *want).empty()) return std::nullopt;
+        Pending p;
+        p.what = "the kernel serves it on CPU " + set->toList() + " until its next interrupt, then on " + want->toList();
+        // Interrupts served off the CPUs written, from the kernel's per-CPU count of this IRQ.
+        if (auto counts = io.fs.read(paths::sysKernelIrqFile(irq, "per_cpu_count"))) {
+            unsigned cpu = 0;
+            for (const auto& field : splitOn(trimmed(*counts), ',')) {
+                std::uint64_t n = 0;
+                if (!want->contains(cpu) && parseUnsigned(field, n)) p.against += n;
+                ++cpu;
+            }
+        }
+        return p;
     }
     bool writeIsExact(const KnobKey&, ValueKind, const std::string&, const Plan*) const override { return false; }
     bool refusalIsKnobsOwn(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }

@@ -87,7 +87,9 @@ Metrics::Metrics(std::string version)
       profile_(prometheus::BuildGauge().Name("rxtune_applied_profile_info").Help("The profile the daemon keeps applied; always 1").Register(*registry_)),
       settings_(prometheus::BuildGauge()
                     .Name("rxtune_settings")
-                    .Help("Settings of the applied profile: in_sync, or drifted (found changed at the last drift check, then set again)")
+                    .Help("Settings of the applied profile: in_sync; drifted (found changed at the last drift check, then set again); "
+                          "pending (in place, in effect at the IRQ's next interrupt); not_in_effect (in place, but the kernel "
+                          "serves the IRQ elsewhere all the same)")
                     .Register(*registry_)),
       applies_(prometheus::BuildCounter().Name("rxtune_applies_total").Help("Reconciliations by result").Register(*registry_)),
       drift_(prometheus::BuildCounter().Name("rxtune_drift_corrections_total").Help("Settings found changed by someone else and set again").Register(*registry_)),
@@ -158,7 +160,7 @@ Metrics::Metrics(std::string version)
                    .Register(*registry_)) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
-    for (const char* s : {"in_sync", "drifted"}) settings_.Add({{"state", s}});
+    for (const char* s : {"in_sync", "drifted", "pending", "not_in_effect"}) settings_.Add({{"state", s}});
     lastApply_.Add({});
     busiest_.Add({});
     for (const char* r : {"success", "failure"}) reloads_.Add({{"result", r}});
@@ -241,6 +243,8 @@ void Metrics::recordApply(const ApplyOutcome& o) {
     }
     settings_.Add({{"state", "in_sync"}}).Set(static_cast<double>(o.inSync));
     settings_.Add({{"state", "drifted"}}).Set(static_cast<double>(o.drifted));
+    settings_.Add({{"state", "pending"}}).Set(static_cast<double>(o.pending));
+    settings_.Add({{"state", "not_in_effect"}}).Set(static_cast<double>(o.notInEffect));
     lastApply_.Add({}).Set(o.timestamp);
 }
 

@@ -28,6 +28,8 @@ struct ApplyOutcome {
     std::string result;  // "changed", "unchanged", "failed"
     double timestamp = 0;  // seconds since the epoch
     size_t inSync = 0, drifted = 0;
+    size_t pending = 0;      // in place, in effect later (an IRQ until its next interrupt)
+    size_t notInEffect = 0;  // in place, but the kernel goes on acting against it
 };
 
 class Metrics {

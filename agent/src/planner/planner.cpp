@@ -18,7 +18,10 @@ CpuSet irqCpus(const Nic& nic) {
                              [](const Irq& i) { return i.role == "rx" || i.role == "rxtx"; });
     for (const auto& i : nic.irqs) {
         if (anyRx && i.role != "rx" && i.role != "rxtx") continue;
-        out = out | (i.effective && !i.effective->empty() ? *i.effective : i.affinity);
+        // Where the kernel serves it: its effective CPUs, unless they lie outside its affinity (a
+        // move pending until its next interrupt): then the CPUs it moves to.
+        const bool held = i.effective && !i.effective->empty() && (i.affinity.empty() || (*i.effective - i.affinity).empty());
+        out = out | (held ? *i.effective : i.affinity);
     }
     return out;
 }

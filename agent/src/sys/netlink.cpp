@@ -272,13 +272,15 @@ int onDumpError(sockaddr_nl*, nlmsgerr* e, void* arg) {
 }  // namespace
 
 Result<std::optional<std::map<std::string, Channels>>> Netlink::allChannels() {
-    if (ethtoolFamily_ < 0) return std::optional<std::map<std::string, Channels>>();
+    if (ethtoolFamily_ < 0 || channelsDumpRefused_) return std::optional<std::map<std::string, Channels>>();
     MsgGuard m{nlmsg_alloc()};
     if (!m.msg) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
     if (!genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, ethtoolFamily_, 0, NLM_F_DUMP, ETHTOOL_MSG_CHANNELS_GET, ETHTOOL_GENL_VERSION))
         return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
+    // The header names no device, but carries its flags (0): Debian 12's 6.1 refuses a dump whose
+    // header has none, the nest empty or absent alike (EINVAL); 5.6 onwards accept flags 0.
     nlattr* hdr = nla_nest_start(m.msg, ETHTOOL_A_CHANNELS_HEADER);
-    if (!hdr) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
+    if (!hdr || nla_put_u32(m.msg, ETHTOOL_A_HEADER_FLAGS, 0) < 0) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
     nla_nest_end(m.msg, hdr);
     CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
     if (!cb.cb) return fail(ENOMEM, "ethtool CHANNELS_GET", "dump");
@@ -290,13 +292,28 @@ Result<std::optional<std::map<std::string, Channels>>> Netlink::allChannels() {
     // nl_recvmsgs returns once NLMSG_DONE ends the dump.
     if (int rc = nl_recvmsgs(genl_, cb.cb); rc < 0 && dump.err == 0)
         return fail(libnlToErrno(rc), "ethtool CHANNELS_GET", "dump", nl_geterror(rc));
-    if (dump.err != 0) return fail(dump.err, "ethtool CHANNELS_GET", "dump");
+    if (dump.err != 0) {
+        // The kernel refuses the dump (a kernel of its own mind, a policy we do not know): every
+        // later snapshot asks per device straight away instead of being refused again.
+        channelsDumpRefused_ = true;
+        return fail(dump.err, "ethtool CHANNELS_GET", "dump");
+    }
     return std::optional<std::map<std::string, Channels>>(std::move(dump.out));
 }
 
 Result<Channels> Netlink::channels(const std::string& ifname) {
-    if (ethtoolFamily_ >= 0) return channelsGenl(ifname);
-    return channelsIoctl(ifname);
+    if (ethtoolFamily_ < 0) return channelsIoctl(ifname);
+    auto genl = channelsGenl(ifname);
+    if (genl || genl.error().code == ENODEV) return genl;
+    // ethtool netlink refused (not "the driver cannot"): the ioctl is the older way in; where it
+    // fails too, the channels are unavailable, with both answers, and nothing else fails.
+    auto ioctl = channelsIoctl(ifname);
+    if (ioctl && ioctl->supported) return ioctl;
+    if (!ioctl && ioctl.error().code == ENODEV) return ioctl;
+    Channels ch;
+    ch.source = "ethtool-netlink";
+    ch.error = genl.error().message() + "; SIOCETHTOOL: " + (ioctl ? ioctl->error : ioctl.error().message());
+    return ch;
 }
 
 Result<Channels> Netlink::channelsGenl(const std::string& ifname) {

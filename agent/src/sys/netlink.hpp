@@ -42,7 +42,8 @@ public:
     // One link by name, asked for alone (no dump); nullopt when there is none. The default filters
     // links(), for fakes.
     virtual Result<std::optional<LinkInfo>> link(const std::string& name);
-    // Channel counts; a driver that cannot answer gives supported=false, not an error.
+    // Channel counts; a driver that cannot answer, or a kernel that refuses the question, gives
+    // supported=false with the answer, not an error (ENODEV: the device is gone, is one).
     virtual Result<Channels> channels(const std::string& ifname) = 0;
     // Every device's channels in one ethtool dump; a device absent from it does not answer channel
     // queries. nullopt: no dump here (fakes, the ioctl fallback): ask channels() per device.
@@ -102,6 +103,7 @@ private:
     int ethtoolFamily_ = -1;
     int netdevFamily_ = -1;  // "netdev" generic netlink family, -1: none (before 6.0)
     int ioctlFd_ = -1;
+    bool channelsDumpRefused_ = false;  // the kernel refused the channels dump once: ask per device
 };
 
 }  // namespace rxtune

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../support/fixture.hpp"
+#include "../support/kernel_irq_tree.hpp"
 #include <prometheus/text_serializer.h>
 
 #include "core/text.hpp"
@@ -81,40 +82,18 @@ TEST_CASE("an event concerns the devices rxtune steers, names or may match", "[d
 
 namespace {
 
-// /proc/irq as the kernel keeps it: a write to smp_affinity_list moves effective_affinity_list;
-// a managed IRQ refuses with EIO (each refusal counted).
-class KernelIrqTree final : public FileTree {
-public:
-    explicit KernelIrqTree(std::string root, std::set<std::string> managed = {}) : FileTree(std::move(root)), managed_(std::move(managed)) {}
-    int refusals = 0;
-    Result<void> write(const std::string& rel, const std::string& value) override {
-        for (const auto& m : managed_)
-            if (rel == "proc/irq/" + m + "/smp_affinity_list") {
-                ++refusals;
-                return fail(EIO, "write", full(rel));
-            }
-        if (auto r = FileTree::write(rel, value); !r) return r;
-        if (!rel.starts_with("proc/irq/") || !rel.ends_with("/smp_affinity_list")) return {};
-        auto set = CpuSet::parseList(value);
-        return FileTree::write(rel.substr(0, rel.rfind('/')) + "/effective_affinity_list", std::to_string(set.value().cpus().front()));
-    }
-
-private:
-    std::set<std::string> managed_;
-};
-
 // A reconciler over a fixture host whose /proc/irq acts as the kernel's, keeping `profileText`.
 struct IrqRig {
     test::TempTree tree;
     test::TempTree state{"vm-no-cpufreq"};
-    KernelIrqTree fs;
+    test::KernelIrqTree fs;
     test::FakeNetlink nl{tree.path()};
     Metrics metrics{"test"};
     Profile profile;
     std::vector<std::string> interfaces;
     Reconciler r{fs, nl, nullptr, (state.path() / "state").string(), metrics};
-    IrqRig(const char* host, const std::string& profileText, std::set<std::string> managed = {})
-        : tree(host), fs(tree.path().string(), std::move(managed)) {
+    IrqRig(const char* host, const std::string& profileText, std::set<unsigned> managed = {}, bool lazy = false)
+        : tree(host), fs(tree.path().string(), std::move(managed), lazy) {
         profile = loadProfileText(profileText, "p.yaml", {}).value();
         r.configure(&profile, &interfaces);
     }
@@ -245,7 +224,7 @@ TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the 
 }
 
 TEST_CASE("a managed IRQ the kernel refused is not tried again at every run, only after an event about its device", "[daemon][irq]") {
-    IrqRig rig("mlx5-one-channel", "steering:\n  mode: none\nirq:\n  cpus: '9'\n", {"99"});
+    IrqRig rig("mlx5-one-channel", "steering:\n  mode: none\nirq:\n  cpus: '9'\n", {99});
     auto& fs = rig.fs;
     auto& r = rig.r;
     REQUIRE(r.run(Reconciler::Why::kStart));
@@ -258,4 +237,39 @@ TEST_CASE("a managed IRQ the kernel refused is not tried again at every run, onl
     REQUIRE(r.run(Reconciler::Why::kEvent, &dev));
     CHECK(fs.refusals == 2);
     REQUIRE(r.revert());
+}
+
+TEST_CASE("the daemon says an IRQ move is pending, and warns once when the IRQ goes on firing elsewhere", "[daemon][irq]") {
+    IrqRig rig("r8125-irqbalance", "steering:\n  mode: none\nirq:\n  cpus: '5'\n", {}, true);
+    auto& [tree, state, fs, nl, metrics, profile, interfaces, r] = rig;
+    auto settings = [&](const char* state) {
+        const std::string text = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
+        const std::string key = std::string("rxtune_settings{state=\"") + state + "\"} ";
+        const auto at = text.find(key);
+        return at == std::string::npos ? -1.0 : std::stod(text.substr(at + key.size()));
+    };
+    REQUIRE(r.run(Reconciler::Why::kStart));
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "5");
+    CHECK(settings("pending") == 1);
+    CHECK(settings("in_sync") == 0);
+    // A drift check before the IRQ fired: still pending, nothing written again.
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(settings("pending") == 1);
+    CHECK(settings("not_in_effect") == 0);
+    SECTION("it fires and moves: in effect") {
+        fs.fire(130);
+        REQUIRE(r.run(Reconciler::Why::kDrift));
+        CHECK(settings("pending") == 0);
+        CHECK(settings("in_sync") == 1);
+    }
+    SECTION("it fires on its old CPU and stays there: not followed, counted, not written again") {
+        fs.fire(130, false);
+        REQUIRE(r.run(Reconciler::Why::kDrift));
+        CHECK(settings("not_in_effect") == 1);
+        CHECK(settings("pending") == 0);
+        fs.fire(130, false);
+        REQUIRE(r.run(Reconciler::Why::kDrift));
+        CHECK(settings("not_in_effect") == 1);
+        CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "5");
+    }
 }

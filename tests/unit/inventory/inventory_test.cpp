@@ -230,3 +230,29 @@ TEST_CASE("cgroup v2 CPU quota: the tightest level on the path counts", "[invent
     REQUIRE(vm);
     CHECK_FALSE(vm->host.cgroupQuota.limited);
 }
+
+TEST_CASE("a channels dump the kernel refuses, or a device's channels question it refuses, leave the snapshot whole", "[inventory]") {
+    const auto root = test::fixtureRoot("story-20cpu-single-queue");
+    FileTree fs(root.string());
+    test::FakeNetlink nl(root);
+    // Debian 12's 6.1 answered the dump with EINVAL: each device is asked on its own instead.
+    nl.dumpErrno = EINVAL;
+    auto s = takeSnapshot(fs, nl, {});
+    REQUIRE(s);
+    CHECK(nl.dumps == 1);
+    CHECK(nicNamed(*s, "enp2s0").channels.error == "Operation not supported");
+    CHECK(nicNamed(*s, "enp2s0").driver.driver == "r8169");
+    // A device whose question is refused too: unavailable, with the kernel's answer; the rest read.
+    nl.channelsErrno["enp2s0"] = EINVAL;
+    s = takeSnapshot(fs, nl, {});
+    REQUIRE(s);
+    const auto& nic = nicNamed(*s, "enp2s0");
+    CHECK_FALSE(nic.channels.supported);
+    CHECK(nic.channels.error.find("ethtool CHANNELS_GET") != std::string::npos);
+    CHECK(nic.channels.error.find("Invalid argument") != std::string::npos);
+    CHECK(nic.irqs.size() == 1);
+    CHECK(nic.verdict == Verdict::kSingleQueue);
+    // A device that is gone is still an error (an event follows; the caller knows what to skip).
+    nl.channelsErrno["enp2s0"] = ENODEV;
+    CHECK_FALSE(takeSnapshot(fs, nl, {}));
+}

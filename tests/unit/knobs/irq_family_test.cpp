@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "../support/fixture.hpp"
+#include "../support/kernel_irq_tree.hpp"
 #include "apply/apply.hpp"
 #include "apply/prepare.hpp"
 #include "cli/detect_output.hpp"
@@ -16,28 +17,6 @@
 using namespace rxtune;
 
 namespace {
-
-// /proc/irq as the kernel keeps it: a write to smp_affinity_list moves effective_affinity_list to
-// the list's first CPU; a managed IRQ refuses with EIO.
-class IrqTree final : public FileTree {
-public:
-    IrqTree(std::string root, std::set<unsigned> managed = {}) : FileTree(std::move(root)), managed_(std::move(managed)) {}
-    Result<void> write(const std::string& rel, const std::string& value) override {
-        if (rel.starts_with("proc/irq/") && rel.ends_with("/smp_affinity_list")) {
-            const unsigned irq = static_cast<unsigned>(std::stoul(rel.substr(9)));
-            if (managed_.count(irq)) return fail(EIO, "write", full(rel));
-            auto set = CpuSet::parseList(value);
-            if (!set || set->empty()) return fail(EINVAL, "write", full(rel));
-            if (auto r = FileTree::write(rel, set->toList()); !r) return r;
-            return FileTree::write("proc/irq/" + std::to_string(irq) + "/effective_affinity_list", std::to_string(set->cpus().front()));
-        }
-        return FileTree::write(rel, value);
-    }
-    Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override { return fail(ENOTSUP, "subtree", full(rel)); }
-
-private:
-    std::set<unsigned> managed_;
-};
 
 Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
@@ -170,10 +149,10 @@ TEST_CASE("RPS targets leave out the CPU the plan puts the RX IRQ on, not the on
     CHECK(mask(moved.plan) == "0-1,3-5");   // the plan puts it on CPU 2
 }
 
-TEST_CASE("IRQ affinity applies, reads effective back, verifies, reverts only to the same owner", "[knobs][irq][apply]") {
+TEST_CASE("IRQ affinity applies, reads back, verifies, reverts only to the same owner", "[knobs][irq][apply]") {
     test::TempTree tree{"r8125-irqbalance"};
     test::TempTree state{"vm-no-cpufreq"};
-    IrqTree fs(tree.path().string());
+    test::KernelIrqTree fs(tree.path().string());
     const Knobs knobs(fs, nullptr);
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
@@ -207,10 +186,43 @@ TEST_CASE("IRQ affinity applies, reads effective back, verifies, reverts only to
     }
 }
 
+TEST_CASE("an IRQ that moves at its next interrupt: applied, pending until then, in effect after; revert exact", "[knobs][irq][apply]") {
+    // Debian 12 on an e1000e: an MSI-X vector without interrupt remapping keeps its old effective
+    // CPU until it fires. The apply must not fail (nor leave it changed with no journal).
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    test::KernelIrqTree fs(tree.path().string(), {}, true);
+    const Knobs knobs(fs, nullptr);
+    JournalStore store((state.path() / "state").string());
+    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '5'\n");
+    auto plan = prepare(tree, profile).plan;
+    REQUIRE(lines(plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 5"});
+    auto r = applyPlan(plan, knobs, store, "t1");
+    REQUIRE(r);
+    CHECK(r->written.size() == 1);
+    CHECK(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()) == "5");
+    CHECK(trimmed(fs.read("proc/irq/130/effective_affinity_list").value()) == "4");
+    REQUIRE(r->pending.size() == 1);
+    CHECK(r->pending[0].id == "enp3s0 irq 130 enp3s0");
+    CHECK(r->pending[0].what == "the kernel serves it on CPU 4 until its next interrupt, then on 5");
+    auto j = store.load().value().value();
+    CHECK(j.state == "applied");
+    CHECK(verifyApplied(j, knobs).value().empty());  // not drift: writing it again changes nothing
+    REQUIRE(pendingApplied(j, knobs).size() == 1);
+    // The plan already counts the IRQ where it goes (RPS targets must not flip when it lands).
+    CHECK(prepare(tree, profile).plan.pendingCount() == 0);
+    fs.fire(130);
+    CHECK(trimmed(fs.read("proc/irq/130/effective_affinity_list").value()) == "5");
+    CHECK(pendingApplied(j, knobs).empty());
+    CHECK(applyPlan(prepare(tree, profile).plan, knobs, store, "t2").value().written.empty());
+    REQUIRE(revertAll(knobs, store));
+    CHECK(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()) == "0-7");
+}
+
 TEST_CASE("a managed IRQ refuses affinity writes: skipped with the reason, the apply goes on", "[knobs][irq][apply]") {
     test::TempTree tree{"mlx5-one-channel"};
     test::TempTree state{"vm-no-cpufreq"};
-    IrqTree fs(tree.path().string(), {99});
+    test::KernelIrqTree fs(tree.path().string(), {99});
     const Knobs knobs(fs, nullptr);
     JournalStore store((state.path() / "state").string());
     auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '9'\nsysctl:\n  net.core.somaxconn: 8192\n")).plan;
@@ -344,7 +356,7 @@ public:
 TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune's policy script is told to rescan", "[knobs][irq]") {
     test::TempTree tree{"r8125-irqbalance"};
     test::TempTree state{"vm-no-cpufreq"};
-    IrqTree fs(tree.path().string());
+    test::KernelIrqTree fs(tree.path().string());
     const Knobs knobs(fs, nullptr);
     JournalStore store((state.path() / "state").string());
     const std::string runDir = (state.path() / "run").string();

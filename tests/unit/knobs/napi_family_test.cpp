@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "../support/fake_threads.hpp"
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
 #include "core/text.hpp"
@@ -13,48 +14,6 @@
 using namespace rxtune;
 
 namespace {
-
-// The kernel's side of threaded NAPI on a fixture tree: writing 1 to `threaded` starts one
-// kthread per RX queue (proc/<pid>/comm and status), 0 stops them; affinity lives in status.
-class FakeThreads final : public NapiThreads {
-public:
-    explicit FakeThreads(const test::TempTree& tree) : tree_(tree), fs_(tree.path().string()) {}
-    Result<std::vector<NapiInfo>> of(const std::string& ifname) override {
-        sync(ifname);
-        auto found = scanNapiThreads(fs_, ifname);
-        if (!found) return failWith(found.error());
-        for (auto& n : *found)
-            if (auto a = readTaskAffinity(fs_, n.pid)) n.affinity = *a;
-        return found;
-    }
-    Result<void> setAffinity(int pid, const CpuSet& cpus) override {
-        ++calls;
-        if (failWith_) return fail(EINVAL, "sched_setaffinity", "pid " + std::to_string(pid));
-        writeStatus(pid, "napi", cpus);
-        return {};
-    }
-    int calls = 0;
-    bool failWith_ = false;
-
-private:
-    void writeStatus(int pid, const std::string& name, const CpuSet& cpus) const {
-        tree_.put("proc/" + std::to_string(pid) + "/status",
-                  "Name:\t" + name + "\nPPid:\t2\nCpus_allowed:\t" + cpus.toMask() + "\n");
-    }
-    void sync(const std::string& ifname) const {
-        auto t = fs_.read("sys/class/net/" + ifname + "/threaded");
-        const bool on = t && trimmed(*t) == "1";
-        auto existing = scanNapiThreads(fs_, ifname);
-        if (on && existing && existing->empty()) {
-            tree_.put("proc/900/comm", "napi/" + ifname + "-8193\n");
-            writeStatus(900, "napi/" + ifname + "-8193", CpuSet::parseList("0-19").value());
-        }
-        if (!on && existing)
-            for (const auto& n : *existing) std::filesystem::remove_all(tree_.path() / "proc" / std::to_string(n.pid));
-    }
-    const test::TempTree& tree_;
-    FileTree fs_;
-};
 
 Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
@@ -135,7 +94,7 @@ TEST_CASE("mode napi applies, reads back, verifies, shows drift, and reverts to 
     withoutNapiGet(tree);
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs(tree.path().string());
-    FakeThreads threads(tree);
+    test::FakeThreads threads(tree);
     const Knobs knobs(fs, nullptr, &threads);
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\nnic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n");
@@ -181,7 +140,7 @@ TEST_CASE("a kthread the kernel will not move fails the apply, which undoes thre
     test::TempTree tree{"story-20cpu-single-queue"};
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs(tree.path().string());
-    FakeThreads threads(tree);
+    test::FakeThreads threads(tree);
     threads.failWith_ = true;
     const Knobs knobs(fs, nullptr, &threads);
     JournalStore store((state.path() / "state").string());

@@ -89,7 +89,19 @@ public:
         return out;
     }
 
+    // A kernel that refuses the channels dump (Debian 12's 6.1 did: EINVAL), and one that refuses
+    // a device's channels question: 0 answers from the fixture (the dump: none, ask per device).
+    int dumpErrno = 0;
+    std::map<std::string, int> channelsErrno;
+    int dumps = 0;
+    Result<std::optional<std::map<std::string, Channels>>> allChannels() override {
+        ++dumps;
+        if (dumpErrno) return fail(dumpErrno, "ethtool CHANNELS_GET", "dump");
+        return std::optional<std::map<std::string, Channels>>();
+    }
+
     Result<Channels> channels(const std::string& ifname) override {
+        if (auto e = channelsErrno.find(ifname); e != channelsErrno.end()) return fail(e->second, "ethtool CHANNELS_GET", ifname);
         const auto& c = find(ifname)["channels"];
         Channels ch;
         ch.source = "fake";
@@ -152,11 +164,14 @@ public:
                 return fail(EINVAL, "ethtool RINGS_SET", ifname);
             if (rx) l["rings"]["rx"] = *rx;
             if (tx) l["rings"]["tx"] = *tx;
+            // A driver that takes the sizes, then fails (its reset after the change did not come back).
+            if (ringSets == failRingSetAt) return fail(EIO, "ethtool RINGS_SET", ifname, "device reset failed");
             return {};
         }
         return fail(ENODEV, "ethtool RINGS_SET", ifname);
     }
     int ringSets = 0;
+    int failRingSetAt = -1;  // the Nth RINGS_SET lands, then answers EIO
 
     // What napi-get would answer, where the fixture says (else the kernel is one without it).
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override {

@@ -1,0 +1,367 @@
+"""The booted lab's harness: Debian kernels from Debian's own packages, guests booted under QEMU.
+
+One harness for every guest: a test names the kernel, the NICs, the vCPUs and NUMA nodes and what
+runs inside; the harness fetches and unpacks the kernel package (cached by package file in the
+build dir), packs an initramfs (busybox, the binaries asked for with the shared libraries they
+load, the NIC drivers' modules in dependency order), boots it under qemu-system-x86_64 (TCG; KVM
+where /dev/kvm exists) and brings back what the guest wrote on its results port.
+
+Two serial ports: ttyS0 is the console (kept in a log for a failure's digest), ttyS1 the results
+channel, which carries only what the guest's scenario writes there, framed as
+
+    @@BEGIN <name>
+    ...output...
+    @@END <name> <exit code>
+
+Networking is QEMU user networking with restrict=on: the guest reaches nothing but QEMU's own
+gateway (10.0.2.2), never this machine's eth0, and this machine's IRQs are never touched.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# What a guest needs on the host: QEMU, a static busybox to run the guest's scenario.
+HOST_PACKAGES = ["qemu-system-x86", "busybox-static"]
+BUSYBOX = "/bin/busybox"
+
+# A guest's NIC models, QEMU device name -> the kernel module that drives it.
+NIC_DRIVERS = {
+    "virtio-net-pci": "virtio_net",
+    "e1000e": "e1000e",
+    "rtl8139": "8139too",
+}
+# Modules every guest loads before its NICs' (virtio's PCI transport).
+BASE_MODULES = ["virtio_pci"]
+
+
+class LabError(RuntimeError):
+    pass
+
+
+def run(cmd, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+# ---------------------------------------------------------------------------------------------
+# Kernels
+
+
+@dataclass
+class Kernel:
+    package: str  # linux-image-6.1.0-57-amd64
+    version: str  # 6.1.0-57-amd64 (the modules directory's name)
+    root: Path  # the package unpacked
+
+    @property
+    def vmlinuz(self) -> Path:
+        return self.root / "boot" / f"vmlinuz-{self.version}"
+
+    @property
+    def modules(self) -> Path:
+        return self.root / "lib" / "modules" / self.version
+
+    def module_order(self, names: list[str]) -> list[str]:
+        """The .ko files (relative to the modules dir) to insmod for names, dependencies first.
+
+        From each module's own .modinfo (depends=): the package ships no modules.dep (depmod
+        makes it when the package is installed)."""
+        by_name: dict[str, Path] = {}
+        for ko in self.modules.rglob("*.ko"):
+            by_name[ko.name[:-3].replace("-", "_")] = ko
+        order: list[str] = []
+
+        def visit(name: str) -> None:
+            ko = by_name.get(name.replace("-", "_"))
+            if ko is None:
+                return  # built into this kernel
+            rel = str(ko.relative_to(self.modules))
+            if rel in order:
+                return
+            m = re.search(rb"(?:^|\0)depends=([^\0]*)", ko.read_bytes())
+            for dep in (m.group(1).decode().split(",") if m else []):
+                if dep:
+                    visit(dep)
+            order.append(rel)
+
+        for n in names:
+            visit(n)
+        return order
+
+
+def debian_kernel(meta_package: str, cache: Path) -> Kernel:
+    """Debian's kernel behind a metapackage (linux-image-amd64: Debian 12's 6.1), unpacked once.
+
+    The package file is fetched with the host's own apt sources; it is the cache key (its name
+    carries the version), so a new kernel upload is fetched anew and an old one reused."""
+    cache.mkdir(parents=True, exist_ok=True)
+    dep = run(["apt-cache", "depends", meta_package]).stdout
+    m = re.search(r"Depends: (linux-image-[0-9][^\s]*)", dep)
+    if not m:
+        raise LabError(f"{meta_package}: no linux-image package in apt-cache depends (run apt-get update?)")
+    package = m.group(1)
+    version = package.removeprefix("linux-image-")
+    root = cache / package
+    if not (root / "boot" / f"vmlinuz-{version}").exists():
+        debs = list(cache.glob(f"{package}_*.deb"))
+        if not debs:
+            run(["apt-get", "download", package], cwd=cache)
+            debs = list(cache.glob(f"{package}_*.deb"))
+        if not debs:
+            raise LabError(f"apt-get download {package} left no package in {cache}")
+        tmp = Path(tempfile.mkdtemp(dir=cache))
+        run(["dpkg-deb", "-x", str(debs[0]), str(tmp)])
+        if root.exists():
+            shutil.rmtree(root)
+        tmp.rename(root)
+    return Kernel(package, version, root)
+
+
+# ---------------------------------------------------------------------------------------------
+# The initramfs (newc cpio, gzip), written here so that it is byte-for-byte the same for the
+# same inputs and needs no root.
+
+
+class Initramfs:
+    def __init__(self) -> None:
+        self.entries: dict[str, tuple[int, bytes]] = {}  # path -> (mode, data or link target)
+
+    def dir(self, path: str) -> None:
+        path = path.strip("/")
+        parts = path.split("/")
+        for i in range(1, len(parts) + 1):
+            p = "/".join(parts[:i])
+            if p and p not in self.entries:
+                self.entries[p] = (stat.S_IFDIR | 0o755, b"")
+
+    def file(self, path: str, data: bytes | str, mode: int = 0o644) -> None:
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        self.entries[path] = (stat.S_IFREG | mode, data.encode() if isinstance(data, str) else data)
+
+    def copy(self, host: Path | str, guest: str | None = None, mode: int | None = None) -> None:
+        host = Path(host)
+        st = host.stat()
+        self.file(guest or str(host), host.read_bytes(), mode if mode is not None else (st.st_mode & 0o777))
+
+    def symlink(self, path: str, target: str) -> None:
+        path = path.strip("/")
+        self.dir(os.path.dirname(path))
+        self.entries[path] = (stat.S_IFLNK | 0o777, target.encode())
+
+    def binary(self, host: Path | str, guest: str) -> None:
+        """An executable and every shared library it loads (ldd), at the same paths as here."""
+        self.copy(host, guest, 0o755)
+        out = run(["ldd", str(host)]).stdout
+        for line in out.splitlines():
+            m = re.search(r"(/\S+)\s+\(0x", line)
+            if not m:
+                continue
+            lib = Path(m.group(1))
+            if str(lib).lstrip("/") in self.entries:
+                continue
+            real = lib.resolve()
+            self.file(str(lib), real.read_bytes(), 0o755)
+
+    def write(self, out: Path) -> str:
+        """Writes the archive; returns its content hash."""
+        buf = io.BytesIO()
+        ino = 1
+        for path in sorted(self.entries):
+            mode, data = self.entries[path]
+            self._entry(buf, path, mode, data, ino)
+            ino += 1
+        self._entry(buf, "TRAILER!!!", 0, b"", 0)
+        raw = buf.getvalue()
+        out.write_bytes(gzip.compress(raw, compresslevel=1, mtime=0))
+        return hashlib.sha256(raw).hexdigest()
+
+    @staticmethod
+    def _entry(buf: io.BytesIO, name: str, mode: int, data: bytes, ino: int) -> None:
+        nb = name.encode() + b"\0"
+        fields = [ino, mode, 0, 0, 1 if not stat.S_ISDIR(mode) else 2, 0, len(data), 0, 0, 0, 0, len(nb), 0]
+        hdr = b"070701" + b"".join(b"%08X" % f for f in fields)
+        buf.write(hdr + nb)
+        buf.write(b"\0" * ((4 - (len(hdr) + len(nb)) % 4) % 4))
+        buf.write(data)
+        buf.write(b"\0" * ((4 - len(data) % 4) % 4))
+
+
+# The guest's PID 1: mounts, modules, the scenario (its output on the results port), power off.
+INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mount -t tmpfs tmp /tmp
+mount -t tmpfs run /run
+mkdir -p /sys/fs/bpf /var/lib/rxtune && mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+for m in $(cat /etc/lab/modules); do insmod /lib/modules/$m || echo "lab: insmod $m failed"; done
+ip link set lo up
+sh /etc/lab/scenario.sh > /dev/ttyS1 2>&1
+echo "@@DONE" > /dev/ttyS1
+sync
+poweroff -f
+"""
+
+# Shell helpers every scenario has: `step NAME CMD...` frames a command's output and exit code.
+SCENARIO_HEAD = r"""
+step() { n=$1; shift; echo "@@BEGIN $n"; "$@" 2>&1; rc=$?; echo "@@END $n $rc"; return $rc; }
+# The interface a driver's device got (probe order names them eth0, eth1, ...).
+dev_of() { for d in /sys/class/net/*; do [ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = "$1" ] && basename "$d"; done; }
+"""
+
+
+@dataclass
+class Step:
+    name: str
+    rc: int
+    out: str
+
+
+@dataclass
+class Boot:
+    steps: dict[str, Step]
+    done: bool  # the scenario ran to its end
+    console: str
+    seconds: float
+
+    def __getitem__(self, name: str) -> Step:
+        if name not in self.steps:
+            raise KeyError(f"the guest reported no step {name!r}; it reported {sorted(self.steps)}")
+        return self.steps[name]
+
+
+def parse_results(text: str) -> tuple[dict[str, Step], bool]:
+    steps: dict[str, Step] = {}
+    cur: str | None = None
+    lines: list[str] = []
+    done = False
+    for line in text.replace("\r", "").splitlines():
+        if line.startswith("@@BEGIN "):
+            cur, lines = line[8:].strip(), []
+        elif line.startswith("@@END ") and cur is not None:
+            parts = line.split()
+            steps[cur] = Step(cur, int(parts[-1]), "\n".join(lines))
+            cur = None
+        elif line.startswith("@@DONE"):
+            done = True
+        elif cur is not None:
+            lines.append(line)
+    return steps, done
+
+
+@dataclass
+class Guest:
+    kernel: Kernel
+    nics: list[str] = field(default_factory=lambda: ["virtio-net-pci"])
+    cpus: int = 4
+    numa_nodes: int = 2
+    memory_mb: int = 1024
+    binaries: dict[str, Path] = field(default_factory=dict)  # guest path -> host file
+    files: dict[str, str] = field(default_factory=dict)  # guest path -> text
+    extra_modules: list[str] = field(default_factory=list)
+
+    def initramfs(self, scenario: str, out: Path) -> str:
+        fs = Initramfs()
+        for d in ["proc", "sys", "dev", "tmp", "run", "etc/lab", "var/lib", "root"]:
+            fs.dir(d)
+        fs.copy(BUSYBOX, "bin/busybox", 0o755)
+        fs.file("init", INIT, 0o755)
+        fs.file("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n")
+        fs.file("etc/group", "root:x:0:\n")
+        mods = self.kernel.module_order(BASE_MODULES + [NIC_DRIVERS[n] for n in self.nics] + self.extra_modules)
+        for m in mods:
+            fs.copy(self.kernel.modules / m, f"lib/modules/{m}", 0o644)
+        fs.file("etc/lab/modules", "\n".join(mods) + "\n")
+        for guest, host in self.binaries.items():
+            fs.binary(host, guest)
+        for guest, text in self.files.items():
+            fs.file(guest, text)
+        fs.file("etc/lab/scenario.sh", SCENARIO_HEAD + scenario, 0o755)
+        return fs.write(out)
+
+    def qemu_args(self, initrd: Path, console: Path, results: Path) -> list[str]:
+        accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+        args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
+                "-smp", str(self.cpus), "-m", str(self.memory_mb), "-nodefaults", "-no-reboot",
+                "-display", "none", "-monitor", "none",
+                "-serial", f"file:{console}", "-serial", f"file:{results}",
+                "-kernel", str(self.kernel.vmlinuz), "-initrd", str(initrd),
+                "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init"]
+        if self.numa_nodes > 1:
+            per_mem = self.memory_mb // self.numa_nodes
+            per_cpu = self.cpus // self.numa_nodes
+            for n in range(self.numa_nodes):
+                lo, hi = n * per_cpu, (n + 1) * per_cpu - 1
+                args += ["-object", f"memory-backend-ram,id=m{n},size={per_mem}M",
+                         "-numa", f"node,nodeid={n},cpus={lo}-{hi},memdev=m{n}"]
+        for i, model in enumerate(self.nics):
+            # Each NIC on a user network of its own: restrict=on lets the guest reach nothing but
+            # QEMU's gateway; distinct MACs so that the guest's devices are told apart.
+            args += ["-netdev", f"user,id=n{i},restrict=on",
+                     "-device", f"{model},netdev=n{i},mac=52:54:00:12:34:{0x10 + i:02x}"]
+        return args
+
+    def boot(self, scenario: str, workdir: Path, timeout: float = 240) -> Boot:
+        workdir.mkdir(parents=True, exist_ok=True)
+        initrd, console, results = workdir / "initrd.gz", workdir / "console.log", workdir / "results.log"
+        for p in (console, results):
+            p.unlink(missing_ok=True)
+        self.initramfs(scenario, initrd)
+        t0 = time.monotonic()
+        try:
+            proc = subprocess.run(self.qemu_args(initrd, console, results), capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise LabError(f"guest did not power off within {timeout:.0f} s; console:\n{tail(console)}")
+        seconds = time.monotonic() - t0
+        if proc.returncode != 0:
+            raise LabError(f"qemu exited {proc.returncode}: {proc.stderr.strip()}\nconsole:\n{tail(console)}")
+        text = results.read_text(errors="replace") if results.exists() else ""
+        steps, done = parse_results(text)
+        return Boot(steps, done, console.read_text(errors="replace") if console.exists() else "", seconds)
+
+
+def tail(p: Path, n: int = 40) -> str:
+    if not p.exists():
+        return "(none)"
+    return "\n".join(p.read_text(errors="replace").splitlines()[-n:])
+
+
+# ---------------------------------------------------------------------------------------------
+# Checks: every check's result is printed, and the run closes with one "N passed, N failed" line.
+
+
+class Checks:
+    def __init__(self, prefix: str = "") -> None:
+        self.passed = 0
+        self.failed = 0
+        self.prefix = prefix
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        if ok:
+            self.passed += 1
+            print(f"  ok    {self.prefix}{name}")
+        else:
+            self.failed += 1
+            print(f"  FAIL  {self.prefix}{name}" + (f"\n        {detail}".replace("\n", "\n        ") if detail else ""))
+        return ok
+
+    def close(self) -> int:
+        print(f"{self.passed} passed, {self.failed} failed")
+        return 0 if self.failed == 0 and self.passed > 0 else 1
+
+
+def tail_text(text: str, n: int = 40) -> str:
+    return "\n".join(text.splitlines()[-n:])
