@@ -23,7 +23,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz fuzz-soak werror run test deb image lab clean
+.PHONY: all deps bench-deps build build-asan build-fuzz fuzz-soak werror run test deb image lab vm-test clean
 
 all: build
 
@@ -98,6 +98,16 @@ test: werror
 LAB_ARGS ?= --safe-point --json build/lab-results.json
 lab: build bench-deps
 	BUILD=$(CURDIR)/$(BUILD) python3 bench/lab.py $(LAB_ARGS)
+
+# The booted lab (docs/VM.md): the Debian 12 kernel guest, then rxtune's .deb on Debian 12 with
+# systemd as PID 1, real NIC drivers, each kernel of VM_KERNELS; the matrix's raw results in
+# $(BUILD)/vm-matrix.json. Guests are cached by content in $(BUILD)/vm-cache.
+VM_KERNELS ?= 6.1,6.12
+vm-test: build
+	DEB_BUILD_OPTIONS="nocheck parallel=$$(nproc)" $(MAKE) --no-print-directory deb
+	python3 tests/vm/debian12_kernel.py $(BUILD)
+	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels $(VM_KERNELS) \
+	  --json $(BUILD)/vm-matrix.json
 
 # Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.
 deb: deps

@@ -273,7 +273,10 @@ TEST_CASE("mode auto tries threaded NAPI as a candidate, judges it like the othe
         REQUIRE(judged);
         CHECK(sawThreaded);  // the napi trial had threaded NAPI on
         const std::string m = lab.metrics();
-        CHECK(hasSeries(m, "rxtune_steering_decisions_total{decision=\"try\",interface=\"fb\",reason=\"napi\"}"));
+        // napi was tried: as the trial after RPS, or alone where no CPU had the room RPS needs (a
+        // busy machine: then auto enables napi straight away, with no "try" decision).
+        CHECK((hasSeries(m, "rxtune_steering_decisions_total{decision=\"try\",interface=\"fb\",reason=\"napi\"}") ||
+               daemon.log().find("no other CPU has 20% idle for RPS or XDP") != std::string::npos));
         CHECK(sample(m, trial("napi")) >= 0);
         CHECK(daemon.log().find("napi: delivered") != std::string::npos);  // its trial, logged with its numbers
         if (hasSeries(m, "rxtune_steering_auto_mode{interface=\"fb\",mode=\"napi\"}")) {

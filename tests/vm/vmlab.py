@@ -217,7 +217,9 @@ poweroff -f
 
 # Shell helpers every scenario has: `step NAME CMD...` frames a command's output and exit code.
 SCENARIO_HEAD = r"""
-step() { n=$1; shift; echo "@@BEGIN $n"; "$@" 2>&1; rc=$?; echo "@@END $n $rc"; return $rc; }
+# (The output is printed with one newline at its end: a command whose last line has none would
+# otherwise swallow the end marker.)
+step() { n=$1; shift; echo "@@BEGIN $n"; out=$("$@" 2>&1); rc=$?; [ -n "$out" ] && printf '%s\n' "$out"; echo "@@END $n $rc"; return $rc; }
 # The interface a driver's device got (probe order names them eth0, eth1, ...).
 dev_of() { for d in /sys/class/net/*; do [ "$(basename "$(readlink "$d/device/driver" 2>/dev/null)")" = "$1" ] && basename "$d"; done; }
 """
@@ -249,11 +251,13 @@ def parse_results(text: str) -> tuple[dict[str, Step], bool]:
     lines: list[str] = []
     done = False
     for line in text.replace("\r", "").splitlines():
+        end = re.search(r"@@END (\S+) (-?\d+)$", line)
         if line.startswith("@@BEGIN "):
             cur, lines = line[8:].strip(), []
-        elif line.startswith("@@END ") and cur is not None:
-            parts = line.split()
-            steps[cur] = Step(cur, int(parts[-1]), "\n".join(lines))
+        elif end and cur is not None and end.group(1) == cur:
+            if line[:end.start()]:
+                lines.append(line[:end.start()])
+            steps[cur] = Step(cur, int(end.group(2)), "\n".join(lines))
             cur = None
         elif line.startswith("@@DONE"):
             done = True
@@ -337,6 +341,217 @@ def tail(p: Path, n: int = 40) -> str:
     if not p.exists():
         return "(none)"
     return "\n".join(p.read_text(errors="replace").splitlines()[-n:])
+
+
+# ---------------------------------------------------------------------------------------------
+# System guests: a Debian 12 root filesystem with systemd as PID 1, booted from its own disk.
+
+# What every system guest has besides rxtune's own dependencies: systemd and udev, the network
+# tools a user has, irqbalance as Debian ships it, curl to scrape /metrics from inside.
+SYSTEM_PACKAGES = ["systemd-sysv", "udev", "kmod", "iproute2", "ethtool", "irqbalance", "procps", "curl",
+                   "ca-certificates", "libcap2-bin", "e2fsprogs"]
+# The kernels: Debian 12's own (the metapackage's version in bookworm, with its security updates)
+# and the LTS one in bookworm-backports.
+BACKPORTS = "deb http://deb.debian.org/debian bookworm-backports main"
+# Bump when the recipe below changes what an image holds (the cache key covers the rest).
+IMAGE_RECIPE = 4
+# The initramfs holds what boots a virtio disk, nothing else: a generic Debian initramfs (every
+# storage and network driver) is 35 MB that TCG unpacks at each boot, and takes minutes to make.
+INITRAMFS_MODULES = ["virtio_pci", "virtio_blk", "ext4"]
+
+# PID 1 is systemd; this unit runs the scenario once the system is up: /dev/vdb is the run's own
+# disk (the package to install, the scenario, its files), results go to ttyS1.
+LAB_UNIT = """[Unit]
+Description=rxtune lab: the scenario of the run (/dev/vdb), results on ttyS1
+After=multi-user.target network-online.target irqbalance.service
+Wants=network-online.target
+
+[Service]
+Type=oneshot
+ExecStartPre=/bin/mkdir -p /lab
+ExecStartPre=/bin/mount -o ro /dev/vdb /lab
+ExecStart=/bin/sh /lab/boot.sh
+StandardOutput=journal
+TimeoutStartSec=infinity
+
+[Install]
+WantedBy=multi-user.target
+"""
+
+NETWORK = """[Match]
+Name=en* eth*
+
+[Network]
+DHCP=ipv4
+
+[Link]
+RequiredForOnline=no
+"""
+
+
+def sources() -> list[str]:
+    out = []
+    for f in ["/etc/apt/sources.list"] + sorted(str(p) for p in Path("/etc/apt/sources.list.d").glob("*")):
+        if (f.endswith(".list") or f.endswith(".sources")) and os.path.isfile(f) and os.path.getsize(f) > 0:
+            out.append(f)
+    if not out:
+        raise LabError("no apt sources configured on this host")
+    return out
+
+
+@dataclass
+class SystemImage:
+    image: Path  # raw ext4, the root filesystem (booted with -snapshot: never written)
+    kernels: dict[str, tuple[Path, Path]]  # "6.1.0-57-amd64" -> (vmlinuz, initrd)
+
+    def kernel(self, series: str) -> str:
+        """The installed kernel version of a series ("6.1", "6.12")."""
+        for v in sorted(self.kernels):
+            if v.startswith(series + ".") or v.startswith(series + "-"):
+                return v
+        raise LabError(f"no {series} kernel in the image (has {sorted(self.kernels)})")
+
+
+def deb_depends(deb: Path) -> list[str]:
+    """The package names a .deb depends on (alternatives: the first)."""
+    dep = run(["dpkg-deb", "-f", str(deb), "Depends"]).stdout
+    names = []
+    for part in dep.split(","):
+        name = re.sub(r"\(.*?\)", "", part.split("|")[0]).strip()
+        if name:
+            names.append(name)
+    return sorted(set(names))
+
+
+def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("6.1", "6.12")) -> SystemImage:
+    """A Debian 12 system with `packages` and the kernels of `kernels` ("6.1": Debian 12's own,
+    "6.12": bookworm-backports'), as a raw ext4 image; built once per content (suite, packages,
+    kernel packages, recipe) and kept in cache."""
+    include = sorted(set(SYSTEM_PACKAGES + packages))
+    for series in kernels:
+        if series == "6.1":
+            k61 = re.search(r"Depends: (linux-image-[0-9][^\s]*)", run(["apt-cache", "depends", "linux-image-amd64"]).stdout)
+            if not k61:
+                raise LabError("linux-image-amd64: no kernel package in apt-cache depends (run apt-get update?)")
+            include.append(k61.group(1))
+        elif series == "6.12":
+            include.append("linux-image-amd64/bookworm-backports")
+        else:
+            raise LabError(f"kernel {series}: the lab has Debian 12's 6.1 and bookworm-backports' 6.12")
+    key = hashlib.sha256(repr((IMAGE_RECIPE, include, INITRAMFS_MODULES, LAB_UNIT, NETWORK)).encode()).hexdigest()[:16]
+    d = cache / f"system-{key}"
+    meta = d / "kernels.txt"
+    if not meta.exists():
+        if d.exists():
+            shutil.rmtree(d)
+        d.mkdir(parents=True)
+        root = d / "root"
+        hooks = [
+            'echo lab > "$1/etc/hostname"',
+            'echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" > "$1/etc/fstab"',
+            f"printf '%s' '{NETWORK}' > \"$1/etc/systemd/network/lab.network\"",
+            f"printf '%s' '{LAB_UNIT}' > \"$1/etc/systemd/system/rxtune-lab.service\"",
+            'systemctl --root="$1" enable systemd-networkd.service rxtune-lab.service',
+            # What slows a boot under TCG and has nothing to do with the test.
+            'systemctl --root="$1" mask apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer '
+            'man-db.timer dpkg-db-backup.timer systemd-networkd-wait-online.service',
+            'rm -rf "$1"/var/cache/apt/archives/*.deb',
+        ]
+        cmd = ["mmdebstrap", "--quiet", "--variant=minbase", "--format=directory", "--include=" + ",".join(include),
+               # Before the kernels are installed (their postinst makes the initramfs).
+               '--essential-hook=mkdir -p "$1/etc/initramfs-tools/conf.d" && echo MODULES=list > "$1/etc/initramfs-tools/conf.d/lab" '
+               "&& printf '" + "".join(m + "\\n" for m in INITRAMFS_MODULES) + "' > \"$1/etc/initramfs-tools/modules\""]
+        for h in hooks:
+            cmd.append("--customize-hook=" + h)
+        cmd += ["bookworm", str(root)] + sources() + [BACKPORTS]
+        t0 = time.monotonic()
+        subprocess.run(cmd, check=True)
+        boot = d / "boot"
+        boot.mkdir()
+        lines = []
+        for vmlinuz in sorted((root / "boot").glob("vmlinuz-*")):
+            v = vmlinuz.name.removeprefix("vmlinuz-")
+            initrd = root / "boot" / f"initrd.img-{v}"
+            if not initrd.exists():
+                raise LabError(f"kernel {v} has no initrd in the image")
+            shutil.copy(vmlinuz, boot / vmlinuz.name)
+            shutil.copy(initrd, boot / initrd.name)
+            lines.append(v)
+        size_mb = int(run(["du", "-sm", str(root)]).stdout.split()[0]) + 768
+        run(["mkfs.ext4", "-q", "-L", "labroot", "-d", str(root), "-F", str(d / "image.raw"), f"{size_mb}M"])
+        shutil.rmtree(root)
+        meta.write_text("\n".join(lines) + "\n")
+        print(f"  system image built in {time.monotonic() - t0:.0f} s: {d}")
+    kernels = {}
+    for v in meta.read_text().split():
+        kernels[v] = (d / "boot" / f"vmlinuz-{v}", d / "boot" / f"initrd.img-{v}")
+    return SystemImage(d / "image.raw", kernels)
+
+
+def lab_disk(files: dict[str, Path | str], out: Path) -> None:
+    """The run's own disk (/dev/vdb in the guest): files by name, text or a host file."""
+    with tempfile.TemporaryDirectory() as t:
+        for name, src in files.items():
+            dst = Path(t) / name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(src, Path):
+                shutil.copy(src, dst)
+            else:
+                dst.write_text(src)
+        run(["mkfs.ext4", "-q", "-L", "lab", "-d", t, "-F", str(out), "64M"])
+
+
+@dataclass
+class SystemGuest:
+    image: SystemImage
+    kernel: str  # a version from image.kernels
+    nics: list[str] = field(default_factory=lambda: ["virtio-net-pci"])
+    cpus: int = 4
+    numa_nodes: int = 2
+    memory_mb: int = 1536
+    hostfwd: list[str] = field(default_factory=list)  # "udp:127.0.0.1:5555-:5555" on the first NIC
+
+    def boot(self, scenario: str, files: dict[str, Path | str], workdir: Path, timeout: float = 900) -> Boot:
+        """Boots the image (-snapshot: the image is never written; a reboot inside the guest keeps
+        its changes, poweroff ends the run) and runs `scenario` from the run's disk."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        console, results, disk = workdir / "console.log", workdir / "results.log", workdir / "lab.img"
+        for p in (console, results):
+            p.unlink(missing_ok=True)
+        # boot.sh, not the image's unit, says where the results go: the image stays as it is.
+        lab_disk({"boot.sh": "exec sh /lab/run.sh > /dev/ttyS1 2>&1\n", "run.sh": SCENARIO_HEAD + scenario, **files}, disk)
+        vmlinuz, initrd = self.image.kernels[self.kernel]
+        accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+        args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
+                "-smp", str(self.cpus), "-m", str(self.memory_mb), "-nodefaults", "-snapshot",
+                "-display", "none", "-monitor", "none",
+                "-serial", f"file:{console}", "-serial", f"file:{results}",
+                "-kernel", str(vmlinuz), "-initrd", str(initrd),
+                "-append", "root=/dev/vda rw console=ttyS0 loglevel=4 systemd.show_status=false net.ifnames=0 panic=-1",
+                "-drive", f"file={self.image.image},format=raw,if=virtio",
+                "-drive", f"file={disk},format=raw,if=virtio,readonly=on"]
+        if self.numa_nodes > 1:
+            per_mem, per_cpu = self.memory_mb // self.numa_nodes, self.cpus // self.numa_nodes
+            for n in range(self.numa_nodes):
+                args += ["-object", f"memory-backend-ram,id=m{n},size={per_mem}M",
+                         "-numa", f"node,nodeid={n},cpus={n * per_cpu}-{(n + 1) * per_cpu - 1},memdev=m{n}"]
+        for i, model in enumerate(self.nics):
+            fwd = "".join(f",hostfwd={f}" for f in self.hostfwd) if i == 0 else ""
+            args += ["-netdev", f"user,id=n{i},restrict=on{fwd}", "-device", f"{model},netdev=n{i},mac=52:54:00:12:34:{0x10 + i:02x}"]
+        t0 = time.monotonic()
+        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.process = proc
+        try:
+            _, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise LabError(f"guest did not power off within {timeout:.0f} s; console:\n{tail(console)}\nresults:\n{tail(results)}")
+        if proc.returncode != 0:
+            raise LabError(f"qemu exited {proc.returncode}: {err.strip()}\nconsole:\n{tail(console)}")
+        text = results.read_text(errors="replace") if results.exists() else ""
+        steps, done = parse_results(text)
+        return Boot(steps, done, console.read_text(errors="replace") if console.exists() else "", time.monotonic() - t0)
 
 
 # ---------------------------------------------------------------------------------------------

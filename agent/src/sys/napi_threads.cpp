@@ -73,14 +73,24 @@ Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& n
         out = std::move(**viaNl);
         if (source) *source = "netdev-genl";
     }
-    // napi-get lists only NAPIs with an id: a TAP's IFF_NAPI one (added as a TX NAPI) has none,
-    // yet it has its kthread once threaded. Where napi-get lists nothing, the names in /proc count.
-    if (!*viaNl || (out.empty() && threadedMaybeOn)) {
+    // napi-get lists only NAPIs with an id: a TX NAPI has none (virtio-net's, a TAP's IFF_NAPI
+    // one), yet it has its kthread once threaded. Where threaded may be on, the kthreads named
+    // after the device in /proc count too, those napi-get did not list added (on 6.12, virtio-net's
+    // TX NAPI kthread was otherwise left on every CPU).
+    if (!*viaNl || threadedMaybeOn) {
         auto scanned = scanNapiThreads(fs, ifname);
         if (!scanned) return failWith(scanned.error());
-        if (!scanned->empty() || !*viaNl) {
-            out = std::move(*scanned);
-            if (source) *source = "proc";
+        if (!*viaNl || out.empty()) {
+            if (!scanned->empty() || !*viaNl) {
+                out = std::move(*scanned);
+                if (source) *source = "proc";
+            }
+        } else {
+            for (auto& k : *scanned)
+                if (k.pid > 0 && std::none_of(out.begin(), out.end(), [&](const NapiInfo& n) { return n.pid == k.pid; })) {
+                    out.push_back(std::move(k));
+                    if (source) *source = "netdev-genl+proc";
+                }
         }
     }
     for (auto& n : out) {

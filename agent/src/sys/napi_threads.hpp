@@ -26,9 +26,10 @@ Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::str
 // Cpus_allowed of /proc/<pid>/status.
 Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid);
 // napi-get where the kernel has it, else the /proc scan; each kthread's affinity filled in.
-// Where napi-get lists none, /proc is scanned too when threaded may be on (a TAP's IFF_NAPI
-// NAPI has no id, yet a kthread): a scan reads every task's name, so a caller that knows
-// `threaded` is 0 (no kthread can exist) says so. source: "netdev-genl" or "proc".
+// Where threaded may be on, /proc is scanned too and the kthreads napi-get did not list are
+// added (a TX NAPI has no id, yet a kthread: virtio-net's, a TAP's IFF_NAPI one): a scan reads
+// every task's name, so a caller that knows `threaded` is 0 (no kthread can exist) says so.
+// source: "netdev-genl", "proc", or "netdev-genl+proc".
 Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& nl, const std::string& ifname, int ifindex,
                                             std::string* source = nullptr, bool threadedMaybeOn = true);
 

@@ -196,3 +196,37 @@ TEST_CASE("kthreads by name: cut names count only as a prefix of napi/<dev>-, an
     CHECK(scanNapiThreads(fs, "longname0").value().size() == 1);
     CHECK(readTaskAffinity(fs, 10).value().toList() == "0-1");
 }
+
+TEST_CASE("a TX NAPI's kthread, which napi-get does not list, is found by name and pinned with the rest", "[knobs][napi]") {
+    // virtio-net on 6.12: napi-get lists its RX NAPI (id 8193, kthread 900); its TX NAPI has no id
+    // and so is not listed, yet once threaded it has a kthread, napi/<dev>-0.
+    test::TempTree tree{"story-20cpu-single-queue"};
+    auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
+    for (auto& l : doc["links"])
+        if (l["name"] == "enp2s0") l["napis"] = nlohmann::json::array({{{"id", 8193}, {"irq", 45}, {"pid", 900}}});
+    tree.put("netlink.json", doc.dump());
+    for (const auto& [pid, name] : {std::pair{900, "napi/enp2s0-8193"}, std::pair{901, "napi/enp2s0-0"}}) {
+        tree.put("proc/" + std::to_string(pid) + "/comm", std::string(name) + "\n");
+        tree.put("proc/" + std::to_string(pid) + "/status", std::string("Name:\t") + name + "\nPPid:\t2\nCpus_allowed:\tfffff\n");
+    }
+    tree.put("sys/class/net/enp2s0/threaded", "1\n");
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    std::string source;
+    auto found = napiInstances(fs, nl, "enp2s0", 2, &source).value();
+    REQUIRE(found.size() == 2);
+    CHECK(source == "netdev-genl+proc");
+    CHECK(found[0].id == 8193);
+    CHECK(found[0].pid == 900);
+    CHECK(found[1].pid == 901);
+    // Where threaded is known to be off, no scan: napi-get's answer is the whole one.
+    CHECK(napiInstances(fs, nl, "enp2s0", 2, &source, false).value().size() == 1);
+    CHECK(source == "netdev-genl");
+    // Their CPUs are one value: the plan sees both (one differs: both listed, in NAPI id order).
+    tree.put("proc/901/status", "Name:\tnapi/enp2s0-0\nPPid:\t2\nCpus_allowed:\t1\n");
+    auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\n"));
+    const auto k = std::find_if(p.settings.begin(), p.settings.end(), [](const Setting& s) { return s.key.name == "napi-kthreads"; });
+    REQUIRE(k != p.settings.end());
+    CHECK(k->current == "fffff 1");
+    CHECK(k->desired == "c");
+}
