@@ -266,6 +266,27 @@ def parse_results(text: str) -> tuple[dict[str, Step], bool]:
     return steps, done
 
 
+def machine_args(cpus: int, memory_mb: int, numa_nodes: int, nics: list[str], console: Path, results: Path,
+                 hostfwd: list[str] | None = None) -> list[str]:
+    """QEMU's machine: q35 under TCG (KVM where /dev/kvm exists), the vCPUs split evenly over the
+    NUMA nodes, the two serial ports, and each NIC on a user network of its own."""
+    accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+    args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
+            "-smp", str(cpus), "-m", str(memory_mb), "-nodefaults", "-display", "none", "-monitor", "none",
+            "-serial", f"file:{console}", "-serial", f"file:{results}"]
+    if numa_nodes > 1:
+        per_mem, per_cpu = memory_mb // numa_nodes, cpus // numa_nodes
+        for n in range(numa_nodes):
+            args += ["-object", f"memory-backend-ram,id=m{n},size={per_mem}M",
+                     "-numa", f"node,nodeid={n},cpus={n * per_cpu}-{(n + 1) * per_cpu - 1},memdev=m{n}"]
+    for i, model in enumerate(nics):
+        # restrict=on: the guest reaches nothing but QEMU's gateway; distinct MACs so that the
+        # guest's devices are told apart; the first NIC carries the forwards from this host's loopback.
+        fwd = "".join(f",hostfwd={f}" for f in (hostfwd or [])) if i == 0 else ""
+        args += ["-netdev", f"user,id=n{i},restrict=on{fwd}", "-device", f"{model},netdev=n{i},mac=52:54:00:12:34:{0x10 + i:02x}"]
+    return args
+
+
 @dataclass
 class Guest:
     kernel: Kernel
@@ -297,26 +318,9 @@ class Guest:
         return fs.write(out)
 
     def qemu_args(self, initrd: Path, console: Path, results: Path) -> list[str]:
-        accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
-        args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
-                "-smp", str(self.cpus), "-m", str(self.memory_mb), "-nodefaults", "-no-reboot",
-                "-display", "none", "-monitor", "none",
-                "-serial", f"file:{console}", "-serial", f"file:{results}",
-                "-kernel", str(self.kernel.vmlinuz), "-initrd", str(initrd),
-                "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init"]
-        if self.numa_nodes > 1:
-            per_mem = self.memory_mb // self.numa_nodes
-            per_cpu = self.cpus // self.numa_nodes
-            for n in range(self.numa_nodes):
-                lo, hi = n * per_cpu, (n + 1) * per_cpu - 1
-                args += ["-object", f"memory-backend-ram,id=m{n},size={per_mem}M",
-                         "-numa", f"node,nodeid={n},cpus={lo}-{hi},memdev=m{n}"]
-        for i, model in enumerate(self.nics):
-            # Each NIC on a user network of its own: restrict=on lets the guest reach nothing but
-            # QEMU's gateway; distinct MACs so that the guest's devices are told apart.
-            args += ["-netdev", f"user,id=n{i},restrict=on",
-                     "-device", f"{model},netdev=n{i},mac=52:54:00:12:34:{0x10 + i:02x}"]
-        return args
+        return machine_args(self.cpus, self.memory_mb, self.numa_nodes, self.nics, console, results) + [
+            "-no-reboot", "-kernel", str(self.kernel.vmlinuz), "-initrd", str(initrd),
+            "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init"]
 
     def boot(self, scenario: str, workdir: Path, timeout: float = 240) -> Boot:
         workdir.mkdir(parents=True, exist_ok=True)
@@ -355,9 +359,6 @@ SYSTEM_PACKAGES = ["systemd-sysv", "udev", "kmod", "iproute2", "ethtool", "irqba
 BACKPORTS = "deb http://deb.debian.org/debian bookworm-backports main"
 # Bump when the recipe below changes what an image holds (the cache key covers the rest).
 IMAGE_RECIPE = 4
-# The initramfs holds what boots a virtio disk, nothing else: a generic Debian initramfs (every
-# storage and network driver) is 35 MB that TCG unpacks at each boot, and takes minutes to make.
-INITRAMFS_MODULES = ["virtio_pci", "virtio_blk", "ext4"]
 
 # PID 1 is systemd; this unit runs the scenario once the system is up: /dev/vdb is the run's own
 # disk (the package to install, the scenario, its files), results go to ttyS1.
@@ -438,7 +439,7 @@ def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("
             include.append("linux-image-amd64/bookworm-backports")
         else:
             raise LabError(f"kernel {series}: the lab has Debian 12's 6.1 and bookworm-backports' 6.12")
-    key = hashlib.sha256(repr((IMAGE_RECIPE, include, INITRAMFS_MODULES, LAB_UNIT, NETWORK)).encode()).hexdigest()[:16]
+    key = hashlib.sha256(repr((IMAGE_RECIPE, include, LAB_UNIT, NETWORK)).encode()).hexdigest()[:16]
     d = cache / f"system-{key}"
     meta = d / "kernels.txt"
     if not meta.exists():
@@ -457,10 +458,7 @@ def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("
             'man-db.timer dpkg-db-backup.timer systemd-networkd-wait-online.service',
             'rm -rf "$1"/var/cache/apt/archives/*.deb',
         ]
-        cmd = ["mmdebstrap", "--quiet", "--variant=minbase", "--format=directory", "--include=" + ",".join(include),
-               # Before the kernels are installed (their postinst makes the initramfs).
-               '--essential-hook=mkdir -p "$1/etc/initramfs-tools/conf.d" && echo MODULES=list > "$1/etc/initramfs-tools/conf.d/lab" '
-               "&& printf '" + "".join(m + "\\n" for m in INITRAMFS_MODULES) + "' > \"$1/etc/initramfs-tools/modules\""]
+        cmd = ["mmdebstrap", "--quiet", "--variant=minbase", "--format=directory", "--include=" + ",".join(include)]
         for h in hooks:
             cmd.append("--customize-hook=" + h)
         cmd += ["bookworm", str(root)] + sources() + [BACKPORTS]
@@ -521,26 +519,13 @@ class SystemGuest:
         # boot.sh, not the image's unit, says where the results go: the image stays as it is.
         lab_disk({"boot.sh": "exec sh /lab/run.sh > /dev/ttyS1 2>&1\n", "run.sh": SCENARIO_HEAD + scenario, **files}, disk)
         vmlinuz, initrd = self.image.kernels[self.kernel]
-        accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
-        args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
-                "-smp", str(self.cpus), "-m", str(self.memory_mb), "-nodefaults", "-snapshot",
-                "-display", "none", "-monitor", "none",
-                "-serial", f"file:{console}", "-serial", f"file:{results}",
-                "-kernel", str(vmlinuz), "-initrd", str(initrd),
-                "-append", "root=/dev/vda rw console=ttyS0 loglevel=4 systemd.show_status=false net.ifnames=0 panic=-1",
-                "-drive", f"file={self.image.image},format=raw,if=virtio",
-                "-drive", f"file={disk},format=raw,if=virtio,readonly=on"]
-        if self.numa_nodes > 1:
-            per_mem, per_cpu = self.memory_mb // self.numa_nodes, self.cpus // self.numa_nodes
-            for n in range(self.numa_nodes):
-                args += ["-object", f"memory-backend-ram,id=m{n},size={per_mem}M",
-                         "-numa", f"node,nodeid={n},cpus={n * per_cpu}-{(n + 1) * per_cpu - 1},memdev=m{n}"]
-        for i, model in enumerate(self.nics):
-            fwd = "".join(f",hostfwd={f}" for f in self.hostfwd) if i == 0 else ""
-            args += ["-netdev", f"user,id=n{i},restrict=on{fwd}", "-device", f"{model},netdev=n{i},mac=52:54:00:12:34:{0x10 + i:02x}"]
+        args = machine_args(self.cpus, self.memory_mb, self.numa_nodes, self.nics, console, results, self.hostfwd) + [
+            "-snapshot", "-kernel", str(vmlinuz), "-initrd", str(initrd),
+            "-append", "root=/dev/vda rw console=ttyS0 loglevel=4 systemd.show_status=false net.ifnames=0 panic=-1",
+            "-drive", f"file={self.image.image},format=raw,if=virtio",
+            "-drive", f"file={disk},format=raw,if=virtio,readonly=on"]
         t0 = time.monotonic()
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        self.process = proc
         try:
             _, err = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
