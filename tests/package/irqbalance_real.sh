@@ -17,7 +17,11 @@
 #   3. rxtune itself: `rxtune apply` with irq.cpus pins IRQ 91 (of veth rxt91 in a netns of the
 #      test's, named after it in our /proc/interrupts; the write lands in the tmpfs), writes
 #      pinned-irqs and sends the running irqbalance SIGHUP, which then bans 91; `rxtune revert`
-#      takes it out of the list and tells irqbalance again, which then places 91 itself.
+#      takes it out of the list and tells irqbalance again, which then places 91 itself;
+#   4. rxtune apply at once after irqbalance starts (as at boot or after a restart), when irqbalance
+#      drops a rescan request: rxtune says so, waits for its first pass (its control socket's
+#      `stats`, in a /run/irqbalance of the sandbox's own), tells it, then writes; irqbalance bans
+#      91 and never writes it after rxtune's write.
 # Usage: tests/package/irqbalance_real.sh [BUILD_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -67,7 +71,11 @@ rxtune=$(realpath "$BUILD/agent/rxtune")
 [ -x "$rxtune" ] || { echo "build first: $rxtune"; exit 1; }
 ns=rxt-irqb-$$
 ip netns add "$ns"
-trap 'ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"' EXIT
+# The sandbox's /run/irqbalance (a tmpfs in its mount namespace) needs a mount point here; made
+# empty for the test where the host has none, and removed after.
+made_run=""
+if [ ! -d /run/irqbalance ]; then mkdir /run/irqbalance; made_run=1; fi
+trap 'ip netns del "$ns" 2>/dev/null || true; rm -rf "$work"; [ -z "$made_run" ] || rmdir /run/irqbalance' EXIT
 ip -n "$ns" link add rxt91 type veth peer name rxt91p
 printf 'match:\n  interfaces: [rxt91]\n  virtual: include\nsteering:\n  mode: none\nirq:\n  cpus: "1"\n' > "$work/pin.yaml"
 state=(--state-dir "$work/state" --run-dir "$work/run" --bpf-dir "$work/bpf")
@@ -158,6 +166,26 @@ wait_placed 91
 echo "rxtune reverted and told irqbalance: \$(aff)"
 kill \$pid; wait \$pid || true
 [ "\$(cat /proc/irq/91/smp_affinity)" != 0 ] || { echo "irqbalance did not take IRQ 91 back after the revert"; exit 1; }
+
+# 4. rxtune apply at once after irqbalance starts: its first pass has not come, a SIGHUP now would
+# be dropped, so rxtune waits for that pass, then tells it, then writes.
+unplace
+: > "$work/run/pinned-irqs"
+RXTUNE_RUN_DIR="$work/run" timeout 60 "$bin" --foreground --debug --interval=1 $policy_arg > "$work/ib.log" 2>&1 &
+pid=\$!
+for _ in \$(seq 1 50); do ls /run/irqbalance/*.sock >/dev/null 2>&1 && break; sleep 0.05; done
+ip netns exec "$ns" "$rxtune" apply -p "$work/pin.yaml" ${state[*]} > "$work/apply.out" 2>&1 || { cat "$work/apply.out"; exit 1; }
+cat "$work/apply.out"
+grep -q "has not made its first pass" "$work/apply.out" || { echo "rxtune apply did not wait for irqbalance's first pass"; exit 1; }
+written=\$(date -r /proc/irq/91/smp_affinity_list +%s%N)
+wait_log "IRQ 91 was BANNED"
+sleep 2.5
+echo "rxtune pinned 91 at irqbalance's start: \$(aff)"
+last=\$(date -r /proc/irq/91/smp_affinity +%s%N)
+[ "\$last" -lt "\$written" ] || { echo "irqbalance wrote IRQ 91 after rxtune pinned it at its start"; exit 1; }
+[ "\$(cat /proc/irq/91/smp_affinity_list)" = 1 ] || { echo "IRQ 91 is not on rxtune's CPU: \$(cat /proc/irq/91/smp_affinity_list)"; exit 1; }
+ip netns exec "$ns" "$rxtune" revert ${state[*]} > "$work/revert.out" 2>&1 || { cat "$work/revert.out"; exit 1; }
+kill \$pid; wait \$pid || true
 EOF
 rc=0
 unshare --mount --propagation private bash "$work/inner.sh" || rc=$?

@@ -353,7 +353,7 @@ def tail(p: Path, n: int = 40) -> str:
 # What every system guest has besides rxtune's own dependencies: systemd and udev, the network
 # tools a user has, irqbalance as Debian ships it, curl to scrape /metrics from inside.
 SYSTEM_PACKAGES = ["systemd-sysv", "udev", "kmod", "iproute2", "ethtool", "irqbalance", "procps", "curl",
-                   "ca-certificates", "libcap2-bin", "e2fsprogs"]
+                   "ca-certificates", "libcap2-bin", "e2fsprogs", "iputils-arping"]
 # The kernels: Debian 12's own (the metapackage's version in bookworm, with its security updates)
 # and the LTS one in bookworm-backports.
 BACKPORTS = "deb http://deb.debian.org/debian bookworm-backports main"

@@ -108,6 +108,11 @@ void applyIrqbalanceConfig(const std::map<std::string, std::string>& env, const 
         if (parseUnsigned(v, n)) out.bannedIrqs.push_back(n);
         else out.notes.push_back("--banirq '" + v + "' is not an IRQ number");
     };
+    auto takeInterval = [&](const std::string& v) {
+        unsigned n = 0;
+        if (parseUnsigned(v, n) && n >= 1) out.interval = n;  // irqbalance refuses 0 and exits
+        else out.notes.push_back("--interval '" + v + "' is not a number of seconds");
+    };
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string& a = args[i];
         const bool next = i + 1 < args.size();
@@ -115,6 +120,9 @@ void applyIrqbalanceConfig(const std::map<std::string, std::string>& env, const 
         else if ((a == "--banirq" || a == "-i") && next) takeIrq(args[++i]);
         else if (a.starts_with("--policyscript=")) out.policyScript = a.substr(15);
         else if ((a == "--policyscript" || a == "-l") && next) out.policyScript = args[++i];
+        else if (a.starts_with("--interval=")) takeInterval(a.substr(11));
+        else if ((a == "--interval" || a == "-t") && next) takeInterval(args[++i]);
+        else if (a.size() > 2 && a.starts_with("-t") && a[2] != '-') takeInterval(a.substr(2));
     }
     std::sort(out.bannedIrqs.begin(), out.bannedIrqs.end());
     out.bannedIrqs.erase(std::unique(out.bannedIrqs.begin(), out.bannedIrqs.end()), out.bannedIrqs.end());

@@ -19,6 +19,7 @@ struct IrqbalanceFacts {
     CpuSet bannedCpus;
     std::string bannedCpusFrom;  // IRQBALANCE_BANNED_CPUS, IRQBALANCE_BANNED_CPULIST or "isolated/nohz_full"
     std::string policyScript;    // --policyscript / -l
+    unsigned interval = 10;      // seconds between its balancing passes: --interval / -t (irqbalance's default 10)
     std::string argsFrom;        // "process" (the running one's command line and environment) or the file
     std::vector<std::string> notes;
 };
@@ -31,7 +32,7 @@ std::vector<std::string> splitArguments(std::string_view text, char sep = ' ');
 // What the configuration in force bans, per irqbalance's rules (irqbalance(1), cputree.c): a
 // non-empty IRQBALANCE_BANNED_CPUS (a hex mask) wins over IRQBALANCE_BANNED_CPULIST, and either
 // switches off irqbalance's own banning of isolated and nohz_full CPUs. args: its command line
-// (--banirq=N, --banirq N, -i N, --policyscript=P, -l P).
+// (--banirq=N, --banirq N, -i N, --policyscript=P, -l P, --interval=N, --interval N, -t N, -tN).
 void applyIrqbalanceConfig(const std::map<std::string, std::string>& env, const std::vector<std::string>& args,
                            const CpuSet& isolatedOrNohz, IrqbalanceFacts& out);
 

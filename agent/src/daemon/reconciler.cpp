@@ -66,9 +66,11 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         steered_ = plan.interfaces;
     }
     Knobs knobs(fs_, xdp_, &napi_, &nl_);
+    publishBeforeWrites(plan);
     auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
         LOG_E(applied.error().message());
+        publishPinned(profile);  // the undone IRQs are irqbalance's again
         metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, plan.pendingCount()});
         return false;
     }
@@ -147,20 +149,36 @@ Result<RevertReport> Reconciler::revert() {
     return r;
 }
 
+void Reconciler::publishBeforeWrites(const Plan& plan) {
+    if (runDir_.empty()) return;
+    const std::set<int> irqs = irqsAboutToPin(plan);
+    if (irqs.empty()) return;
+    publishPinnedIrqsNow({irqs, false});
+}
+
 void Reconciler::publishPinned(const Profile& profile) {
-    if (runDir_.empty() || (profile.irq.kind == IrqIntent::Kind::kKeep && !pinnedMayBeSet_)) return;
-    if (!publishPinnedIrqsNow()) return;
+    if (runDir_.empty()) return;
+    const bool retell = retellAt_ > 0 && clock_->monotonicSeconds() >= retellAt_;
+    if (!retell && profile.irq.kind == IrqIntent::Kind::kKeep && !pinnedMayBeSet_) return;
+    if (retell) retellAt_ = 0;
+    if (!publishPinnedIrqsNow({{}, retell})) return;
     pinnedMayBeSet_ = profile.irq.kind != IrqIntent::Kind::kKeep;
 }
 
-bool Reconciler::publishPinnedIrqsNow() {
-    auto p = publishPinnedIrqs(runDir_, store_, fs_, *signals_);
+bool Reconciler::publishPinnedIrqsNow(const PinnedIrqsRequest& request) {
+    auto p = publishPinnedIrqs(runDir_, store_, fs_, *signals_, request);
     if (!p) {
         LOG_W("pinned-irqs: " + p.error().message());
         return false;
     }
-    for (int pid : p->told) LOG_I("irqbalance (pid " + std::to_string(pid) + ") told to rescan: the IRQs rxtune pins changed");
+    for (int pid : p->told)
+        LOG_I("irqbalance (pid " + std::to_string(pid) + ") told to rescan: " +
+              (request.tellAnyway ? "again, after its first pass" : "the IRQs rxtune pins changed"));
     for (const auto& w : p->warnings) LOG_W(w);
+    for (const auto& [pid, seconds] : p->dropped)
+        LOG_N("irqbalance (pid " + std::to_string(pid) + ") has not made its first pass and drops a rescan request until then (" +
+              std::to_string(static_cast<int>(seconds + 0.5)) + " s): it may move a pinned IRQ once; told again at the first run after");
+    if (!p->dropped.empty()) retellAt_ = clock_->monotonicSeconds() + p->droppedFor();
     return true;
 }
 

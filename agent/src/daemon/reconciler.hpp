@@ -16,6 +16,7 @@
 #include "profile/profile.hpp"
 #include "state/journal.hpp"
 #include "sys/clock.hpp"
+#include "knobs/irq_state.hpp"
 #include "sys/signals.hpp"
 
 namespace rxtune {
@@ -80,7 +81,13 @@ private:
     // is rewritten once); without irq.cpus it is not rewritten at every run.
     bool pinnedMayBeSet_ = true;
     void publishPinned(const Profile& profile);
-    bool publishPinnedIrqsNow();
+    bool publishPinnedIrqsNow(const PinnedIrqsRequest& request = {});
+    // Before a run's affinity writes: its IRQs published and irqbalance told (see irq_state.hpp).
+    void publishBeforeWrites(const Plan& plan);
+    // When an irqbalance that dropped a request (before its first pass) takes one: it is told
+    // again at the first run after (a drift check at the latest), which also puts back an IRQ its
+    // first pass moved. Monotonic seconds; 0: nobody to tell again.
+    double retellAt_ = 0;
     // The last /proc/interrupts reading (irq.cpus auto), kept for a rate at the next run.
     static constexpr double kInterruptsMaxAge = 600;  // seconds
     std::optional<InterruptCounts> lastInterrupts_;

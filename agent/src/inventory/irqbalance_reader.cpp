@@ -1,6 +1,11 @@
 #include "inventory/irqbalance_reader.hpp"
 
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <optional>
+#include <sstream>
 
 #include "core/text.hpp"
 
@@ -93,8 +98,41 @@ Result<IrqbalanceFacts> readIrqbalance(const FileTree& fs, const Topology& host)
     return f;
 }
 
-std::vector<int> irqbalanceAskingRxtune(const FileTree& fs) {
-    std::vector<int> out;
+double IrqbalanceAsking::rescanIgnoredFor() const {
+    if (loopAge >= 0) return std::max(0.0, interval + 1.5 - loopAge);
+    if (age >= 0) return std::max(0.0, interval + 2.0 - age);
+    return 0;
+}
+
+namespace {
+
+// Seconds since process `pid` started: its start time (/proc/PID/stat field 22, clock ticks since
+// boot; the command name in field 2 may hold spaces and parentheses) against /proc/uptime.
+double processAge(const FileTree& fs, const std::string& pid) {
+    auto stat = fs.read("proc/" + pid + "/stat");
+    auto uptime = fs.read("proc/uptime");
+    if (!stat || !uptime) return -1;
+    const auto close = stat->rfind(')');
+    if (close == std::string::npos) return -1;
+    std::istringstream fields(stat->substr(close + 1));
+    std::string f;
+    unsigned long long start = 0;
+    for (int field = 3; fields >> f; ++field)
+        if (field == 22) {
+            if (!parseUnsigned(f, start)) return -1;
+            break;
+        }
+    double up = 0;
+    std::istringstream u(*uptime);
+    if (!(u >> up) || start == 0) return -1;
+    const long ticks = sysconf(_SC_CLK_TCK);
+    return std::max(0.0, up - static_cast<double>(start) / static_cast<double>(ticks > 0 ? ticks : 100));
+}
+
+}  // namespace
+
+std::vector<IrqbalanceAsking> irqbalanceAskingRxtune(const FileTree& fs) {
+    std::vector<IrqbalanceAsking> out;
     auto procs = irqbalanceProcesses(fs);
     if (!procs) return out;
     for (const auto& p : *procs) {
@@ -104,7 +142,19 @@ std::vector<int> irqbalanceAskingRxtune(const FileTree& fs) {
         std::string script = f.policyScript;
         while (script.size() > 1 && script.back() == '/') script.pop_back();
         if (script.empty() || script.front() != '/') continue;  // a relative path: whose cwd?
-        if (script.ends_with("/rxtune-policy") || fs.exists(script.substr(1) + "/rxtune-policy")) out.push_back(std::stoi(p.pid));
+        if (script.ends_with("/rxtune-policy") || fs.exists(script.substr(1) + "/rxtune-policy"))
+        {
+            IrqbalanceAsking a{std::stoi(p.pid), f.interval, processAge(fs, p.pid)};
+            if (auto made = fs.modifiedAt("run/irqbalance/irqbalance" + p.pid + ".sock")) {
+                timespec now{};
+                clock_gettime(CLOCK_REALTIME, &now);
+                a.loopAge = std::max(0.0, static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9 - *made);
+                // Older than the process: an earlier irqbalance's file under a reused pid (this
+                // one then fell back to an abstract socket).
+                if (a.age >= 0 && a.loopAge > a.age + 1) a.loopAge = -1;
+            }
+            out.push_back(a);
+        }
     }
     return out;
 }

@@ -179,4 +179,10 @@ bool FileTree::exists(const std::string& rel) const {
     return ::stat(full(rel).c_str(), &st) == 0;
 }
 
+std::optional<double> FileTree::modifiedAt(const std::string& rel) const {
+    struct stat st {};
+    if (::stat(full(rel).c_str(), &st) != 0) return std::nullopt;
+    return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
+}
+
 }  // namespace rxtune

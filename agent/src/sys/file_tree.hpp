@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ public:
     virtual bool exists(const std::string& rel) const;
     // Whether a write would be permitted (sysctls shown read-only inside a network namespace).
     virtual bool writable(const std::string& rel) const;
+    // When `rel` was last modified, in seconds since the epoch (CLOCK_REALTIME); nullopt: no such entry.
+    virtual std::optional<double> modifiedAt(const std::string& rel) const;
 
     std::string full(const std::string& rel) const;
     const std::string& root() const { return root_; }

@@ -190,6 +190,49 @@ public:
 
 }  // namespace
 
+TEST_CASE("the daemon tells irqbalance before it pins, and again after irqbalance's first pass when it dropped the request", "[daemon][irq]") {
+    IrqRig rig("r8125-irqbalance", "steering:\n  mode: none\nirq:\n  cpus: '3'\n");
+    auto& [tree, state, fs, nl, metrics, profile, interfaces, r] = rig;
+    r.setRunDir((state.path() / "run").string());
+    StepClock clock;
+    r.useClock(clock);
+    struct Recorder final : ProcessSignals {
+        explicit Recorder(const FileTree& f) : fs(f) {}
+        Result<void> hangUp(int, const std::string&) override {
+            affinity.push_back(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()));
+            return {};
+        }
+        const FileTree& fs;
+        std::vector<std::string> affinity;  // IRQ 130's, at each SIGHUP
+    } signals(fs);
+    r.useSignals(signals);
+    // irqbalance with rxtune's script and its default 10 s interval, started 1 s ago (at 2.5 s),
+    // its socket not made yet (reading its IRQs).
+    const char cmdline[] = "/usr/sbin/irqbalance\0--policyscript=/usr/share/rxtune/irqbalance/rxtune-policy\0";
+    tree.put("proc/941/cmdline", std::string(cmdline, sizeof cmdline - 1));
+    tree.put("proc/941/stat", "941 (irqbalance) S 1 941 941 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 250 0 0\n");
+    tree.put("proc/uptime", "3.50 5.00\n");
+    REQUIRE(r.run(Reconciler::Why::kStart));
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");
+    CHECK(signals.affinity == std::vector<std::string>{"0-7"});  // told before the write, once
+    // 5 s on, irqbalance has not made its first pass: not told again yet.
+    clock.now += 5;
+    tree.put("proc/uptime", "8.50 5.00\n");
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(signals.affinity.size() == 1);
+    // Its first pass moved the IRQ; the next drift check puts it back and tells irqbalance again.
+    clock.now += 10;
+    tree.put("proc/uptime", "18.50 5.00\n");
+    REQUIRE(fs.write("proc/irq/130/smp_affinity_list", "5"));
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");
+    CHECK(signals.affinity == std::vector<std::string>{"0-7", "3"});
+    // Then nothing more to say.
+    clock.now += 30;
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(signals.affinity.size() == 2);
+}
+
 TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the rate since the first", "[daemon][irq]") {
     IrqRig rig("r8125-irqbalance", "steering:\n  mode: none\nirq:\n  cpus: auto\n");
     auto& [tree, state, fs, nl, metrics, profile, interfaces, r] = rig;

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -369,7 +371,9 @@ TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune'
     tree.put("etc/irqbalance.d/rxtune-policy", "#!/bin/sh\n");
     tree.put("proc/960/comm", "irqbalance\n");
     tree.put("proc/960/cmdline", "irqbalance\0--policyscript=/usr/local/bin/mine\0"s);
-    CHECK(irqbalanceAskingRxtune(fs) == std::vector<int>{941, 950});
+    std::vector<int> asking;
+    for (const auto& ib : irqbalanceAskingRxtune(fs)) asking.push_back(ib.pid);
+    CHECK(asking == std::vector<int>{941, 950});
 
     // Nothing pinned yet: the file is made, nobody is told.
     auto first = publishPinnedIrqs(runDir, store, fs, signals).value();
@@ -392,6 +396,134 @@ TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune'
     auto reverted = publishPinnedIrqs(runDir, store, fs, signals).value();
     CHECK(reverted.changed);
     CHECK(signals.told.size() == 4);
+    CHECK(fileText(runDir + "/pinned-irqs").empty());
+}
+
+TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a rescan request before it is dropped", "[knobs][irq]") {
+    auto interval = [](std::vector<std::string> args) {
+        IrqbalanceFacts f;
+        applyIrqbalanceConfig({}, args, {}, f);
+        return std::make_pair(f.interval, f.notes);
+    };
+    CHECK(interval({}).first == 10);  // irqbalance's default
+    CHECK(interval({"--interval=3"}).first == 3);
+    CHECK(interval({"--interval", "4"}).first == 4);
+    CHECK(interval({"-t", "5"}).first == 5);
+    CHECK(interval({"-t7"}).first == 7);
+    CHECK(interval({"-t", "0"}).first == 10);  // irqbalance refuses it
+    CHECK(interval({"--interval=x"}).second.at(0).find("--interval 'x'") == 0);
+
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    test::KernelIrqTree fs(tree.path().string());
+    const Knobs knobs(fs, nullptr);
+    JournalStore store((state.path() / "state").string());
+    const std::string runDir = (state.path() / "run").string();
+    // 941 asks rxtune's script with a 1 s interval; it started 250 ticks (2.5 s at 100 Hz) after
+    // boot, 0.5 s ago: its first pass, and a rescan request it takes, 2.5 s away. Its command name
+    // holds a space and a parenthesis, as a comm may.
+    tree.put("proc/941/cmdline", "/usr/sbin/irqbalance\0--foreground\0--policyscript=/usr/share/rxtune/irqbalance/rxtune-policy\0-t\0001\0"s);
+    tree.put("proc/941/stat", "941 (irq) (balance) S 1 941 941 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 250 0 0\n");
+    tree.put("proc/uptime", "3.00 5.00\n");
+    REQUIRE(sysconf(_SC_CLK_TCK) == 100);
+    auto asking = irqbalanceAskingRxtune(fs);
+    REQUIRE(asking.size() == 1);
+    CHECK(asking[0].interval == 1);
+    CHECK(asking[0].age == Approx(0.5));
+    CHECK(asking[0].rescanIgnoredFor() == Approx(2.5));
+    IrqbalanceAsking unknown{941, 10, -1};
+    CHECK(unknown.rescanIgnoredFor() == 0);  // no age: taken as running long since
+    // Its control socket, made once it has read its IRQs, 0.5 s ago: the first pass 1 s (its
+    // interval) after that, up to 1 s later.
+    const auto socket = tree.path() / "run/irqbalance/irqbalance941.sock";
+    tree.put("run/irqbalance/irqbalance941.sock", "");
+    auto madeAgo = [&](double seconds) {
+        std::filesystem::last_write_time(socket, std::filesystem::file_time_type::clock::now() -
+                                                     std::chrono::duration_cast<std::filesystem::file_time_type::duration>(
+                                                         std::chrono::duration<double>(seconds)));
+    };
+    madeAgo(0.5);
+    asking = irqbalanceAskingRxtune(fs);
+    REQUIRE(asking.size() == 1);
+    CHECK(asking[0].loopAge == Approx(0.5).margin(0.25));
+    CHECK(asking[0].rescanIgnoredFor() == Approx(2.0).margin(0.25));
+    // A socket file older than the process: an earlier irqbalance's under a reused pid.
+    madeAgo(60);
+    CHECK(irqbalanceAskingRxtune(fs).at(0).loopAge < 0);
+    CHECK(irqbalanceAskingRxtune(fs).at(0).rescanIgnoredFor() == Approx(2.5));
+    madeAgo(0.5);
+
+    // Who is told, and when: a recorder that also notes the IRQ's affinity at that moment, and
+    // answers for irqbalance's control socket as told.
+    struct Recorder final : ProcessSignals {
+        explicit Recorder(const FileTree& f) : fs(f) {}
+        Result<void> hangUp(int pid, const std::string&) override {
+            told.emplace_back(pid, trimmed(fs.read("proc/irq/130/smp_affinity_list").value()));
+            return {};
+        }
+        std::optional<std::set<int>> irqbalancePlaced(int) override {
+            ++asked;
+            if (!placed) return std::nullopt;
+            return *placed ? std::set<int>{16, 130} : std::set<int>{};
+        }
+        const FileTree& fs;
+        std::vector<std::pair<int, std::string>> told;
+        std::optional<bool> placed;
+        int asked = 0;
+    } signals(fs);
+
+    // Young (its socket 0.5 s old), so asked; where it cannot be asked its age decides: its
+    // first pass 0.5-1.5 s away. Where it says it has placed IRQs, only a pass does that: ready.
+    CHECK(irqbalanceNotReady(fs, signals).at(0).second == Approx(2.0).margin(0.25));
+    CHECK(signals.asked == 1);
+    signals.placed = true;
+    CHECK(irqbalanceNotReady(fs, signals).empty());
+    // Past by its age (3 s) but nothing placed yet (a slow first pass): not ready, asked again soon.
+    tree.put("proc/uptime", "6.00 5.00\n");
+    madeAgo(3.0);
+    signals.placed = false;
+    CHECK(irqbalanceNotReady(fs, signals) == std::vector<std::pair<int, double>>{{941, 0.5}});
+    signals.placed = std::nullopt;
+    CHECK(irqbalanceNotReady(fs, signals).empty());
+    CHECK(signals.asked == 4);
+    // Long running: not asked.
+    madeAgo(30);
+    tree.put("proc/uptime", "32.50 5.00\n");
+    signals.placed = false;
+    CHECK(irqbalanceNotReady(fs, signals).empty());
+    CHECK(signals.asked == 4);
+    tree.put("proc/uptime", "3.00 5.00\n");
+    madeAgo(0.5);
+    signals.placed = std::nullopt;
+
+    const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
+    CHECK(irqsAboutToPin(plan) == std::set<int>{130});
+    // Before the writes: published, told, and said to be dropped.
+    auto before = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan), false}).value();
+    CHECK(before.changed);
+    CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
+    CHECK(signals.told == std::vector<std::pair<int, std::string>>{{941, "0-7"}});  // told before the write
+    REQUIRE(before.dropped.size() == 1);
+    CHECK(before.droppedFor() == Approx(2.0).margin(0.25));
+    // After its first pass: told again, though the list is the same.
+    tree.put("proc/uptime", "6.00 5.00\n");
+    madeAgo(3.0);
+    auto again = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan), true}).value();
+    CHECK_FALSE(again.changed);
+    CHECK(again.told == std::vector<int>{941});
+    CHECK(again.dropped.empty());
+    // The apply, then the publication after it: the same list, nobody told.
+    REQUIRE(applyPlan(plan, knobs, store, "t1"));
+    CHECK_FALSE(publishPinnedIrqs(runDir, store, fs, signals).value().changed);
+    CHECK(signals.told.size() == 2);
+    // Applied: nothing about to be written, nothing published before.
+    CHECK(irqsAboutToPin(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan).empty());
+    // A failed apply's planned IRQ is taken back by the publication after it.
+    REQUIRE(revertAll(knobs, store));
+    auto planned = publishPinnedIrqs(runDir, store, fs, signals, {{130}, false}).value();
+    CHECK_FALSE(planned.changed);  // the revert's publication was not made: the list still names 130
+    auto undone = publishPinnedIrqs(runDir, store, fs, signals).value();
+    CHECK(undone.changed);
     CHECK(fileText(runDir + "/pinned-irqs").empty());
 }
 
