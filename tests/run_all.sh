@@ -65,7 +65,8 @@ import json, os, subprocess, sys
 build, asan = sys.argv[1:3]
 test = next(t for t in json.loads(subprocess.check_output(["meson", "introspect", build, "--tests"]))
             if t["name"] == "integration")
-env = {**os.environ, **test["env"], "RXTUNE_BIN": os.path.abspath(os.path.join(asan, "agent", "rxtune"))}
+env = {**os.environ, **test["env"], "RXTUNE_BIN": os.path.abspath(os.path.join(asan, "agent", "rxtune")),
+       "RXTUNE_BIN_ASAN": "1"}  # the daemon's memory bounds allow for ASan's quarantine
 spec = "[detect],[tune]~[crash],[daemon],[napi]~[auto],[status],[xdp]"
 sys.exit(subprocess.run(test["cmd"] + [spec], env=env).returncode)
 PY

@@ -343,6 +343,16 @@ std::string fileText(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+// A fixture host with irqbalance, its /proc/irq acting as the kernel's, a state and a run dir.
+struct PinRig {
+    test::TempTree tree{"r8125-irqbalance"};
+    test::TempTree state{"vm-no-cpufreq"};
+    test::KernelIrqTree fs{tree.path().string()};
+    const Knobs knobs{fs, nullptr};
+    JournalStore store{(state.path() / "state").string()};
+    const std::string runDir = (state.path() / "run").string();
+};
+
 // Records the rescans asked for instead of signalling anything.
 class RecordingSignals final : public ProcessSignals {
 public:
@@ -356,12 +366,8 @@ public:
 }  // namespace
 
 TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune's policy script is told to rescan", "[knobs][irq]") {
-    test::TempTree tree{"r8125-irqbalance"};
-    test::TempTree state{"vm-no-cpufreq"};
-    test::KernelIrqTree fs(tree.path().string());
-    const Knobs knobs(fs, nullptr);
-    JournalStore store((state.path() / "state").string());
-    const std::string runDir = (state.path() / "run").string();
+    PinRig rig;
+    auto& [tree, state, fs, knobs, store, runDir] = rig;
     RecordingSignals signals;
     // irqbalance 941 runs with the drop-in's command line; 950 with a policy directory holding the
     // script; 960 with somebody else's script.
@@ -413,12 +419,8 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     CHECK(interval({"-t", "0"}).first == 10);  // irqbalance refuses it
     CHECK(interval({"--interval=x"}).second.at(0).find("--interval 'x'") == 0);
 
-    test::TempTree tree{"r8125-irqbalance"};
-    test::TempTree state{"vm-no-cpufreq"};
-    test::KernelIrqTree fs(tree.path().string());
-    const Knobs knobs(fs, nullptr);
-    JournalStore store((state.path() / "state").string());
-    const std::string runDir = (state.path() / "run").string();
+    PinRig rig;
+    auto& [tree, state, fs, knobs, store, runDir] = rig;
     // 941 asks rxtune's script with a 1 s interval; it started 250 ticks (2.5 s at 100 Hz) after
     // boot, 0.5 s ago: its first pass, and a rescan request it takes, 2.5 s away. Its command name
     // holds a space and a parenthesis, as a comm may.
