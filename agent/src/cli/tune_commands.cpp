@@ -5,20 +5,18 @@
 #include <iomanip>
 #include <thread>
 #include <iostream>
-#include <map>
-#include <algorithm>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "apply/apply.hpp"
 #include "cli/backends.hpp"
-#include "inventory/irqbalance_reader.hpp"
 #include "knobs/irq_state.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "apply/prepare.hpp"
 #include "state/journal.hpp"
+#include "sys/clock.hpp"
 #include "sys/netlink.hpp"
 
 namespace rxtune {
@@ -160,76 +158,16 @@ void publishPinned(const std::string& runDir, const JournalStore& store, const F
     for (const auto& w : pub->warnings) std::cerr << "rxtune: warning: " << w << "\n";
 }
 
-// Before the first affinity write, the IRQs about to be pinned are published, irqbalance is told,
-// and apply waits for the rescan that bans them, so that irqbalance never balances an IRQ just
-// written: a pass running when the request comes still writes what it had decided (under TCG a
-// pass takes a good part of a second), and an irqbalance that has not made its first pass (a
-// start moments ago, as at boot or after a restart) drops the request. So: the file first (a
-// rescan or start meanwhile bans them already); wait for the first pass where it has not come
-// (it may move the IRQ, harmlessly, before rxtune writes it); tell it; then wait until its control
-// socket shows the rescan (it lists no IRQ, or no longer lists the pinned ones it did), at most
-// two of its intervals and 5 s; one that cannot be asked is given its interval and a second.
+// Before the first affinity write: irqbalance told, and its rescan awaited (tellIrqbalanceBeforeWrites).
 void publishBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& fs, const Plan& plan) {
-    const std::set<int> irqs = irqsAboutToPin(plan);
-    if (irqs.empty()) return;
-    const auto asking = irqbalanceAskingRxtune(fs);
-    if (asking.empty()) return;  // the publication after the apply is enough: nobody to tell
     SystemProcessSignals signals;
-    if (auto pre = publishPinnedIrqs(runDir, store, fs, signals, {irqs, false}); !pre) {
-        std::cerr << "rxtune: warning: " << pre.error().message() << "\n";
+    SystemClock clock;
+    auto lines = tellIrqbalanceBeforeWrites(runDir, store, fs, signals, clock, irqsAboutToPin(plan));
+    if (!lines) {
+        std::cerr << "rxtune: warning: " << lines.error().message() << "\n";
         return;
     }
-    auto notReady = irqbalanceNotReady(fs, signals);
-    for (const auto& [pid, seconds] : notReady)
-        std::cerr << "rxtune: irqbalance (pid " << pid << ") has not made its first pass and drops a rescan request until then: "
-                  << "waiting for it before pinning IRQs ("
-                  << (signals.irqbalancePlaced(pid) ? "asked through its control socket" : "its socket does not answer: judged by its age")
-                  << ")\n";
-    // At most 30 s: a pass that never shows (an irqbalance that balances nothing) does not hold apply up for long.
-    const auto firstPassBy = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!notReady.empty() && std::chrono::steady_clock::now() < firstPassBy) {
-        double wait = 0.5;
-        for (const auto& [pid, seconds] : notReady) wait = std::min(wait, seconds);
-        std::this_thread::sleep_for(std::chrono::duration<double>(wait));
-        notReady = irqbalanceNotReady(fs, signals);
-    }
-    for (const auto& [pid, seconds] : notReady)
-        std::cerr << "rxtune: warning: irqbalance (pid " << pid << ") showed no first pass in 30 s: told anyway\n";
-    // What each lists before the request, then the request (again: the file may not have changed).
-    std::map<int, std::optional<std::set<int>>> before;
-    for (const auto& ib : asking) before[ib.pid] = signals.irqbalancePlaced(ib.pid);
-    auto pub = publishPinnedIrqs(runDir, store, fs, signals, {irqs, true});
-    if (!pub) {
-        std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
-        return;
-    }
-    for (int pid : pub->told) std::cerr << "rxtune: irqbalance (pid " << pid << ") told to rescan: the IRQs rxtune pins changed\n";
-    for (const auto& w : pub->warnings) std::cerr << "rxtune: warning: " << w << "\n";
-    const auto told = std::chrono::steady_clock::now();
-    for (const auto& ib : asking) {
-        if (std::find(pub->told.begin(), pub->told.end(), ib.pid) == pub->told.end()) continue;
-        const auto limit = told + std::chrono::milliseconds(2000 * ib.interval + 5000);
-        const auto& was = before[ib.pid];
-        bool wasListingOurs = false;
-        if (was)
-            for (int n : irqs) wasListingOurs = wasListingOurs || was->count(n);
-        bool seen = false;
-        while (!seen && std::chrono::steady_clock::now() < limit) {
-            const auto now = signals.irqbalancePlaced(ib.pid);
-            if (!now) {  // cannot be asked: its next tick is the rescan
-                std::this_thread::sleep_until(told + std::chrono::milliseconds(1000 * ib.interval + 1000));
-                seen = true;
-                break;
-            }
-            bool listsOurs = false;
-            for (int n : irqs) listsOurs = listsOurs || now->count(n);
-            seen = now->empty() || (wasListingOurs && !listsOurs);
-            if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-        }
-        if (!seen)
-            std::cerr << "rxtune: warning: irqbalance (pid " << ib.pid << ") showed no rescan in " << 2 * ib.interval + 5
-                      << " s: pinning anyway (the daemon would put a moved IRQ back)\n";
-    }
+    for (const auto& l : *lines) std::cerr << "rxtune: " << l << "\n";
 }
 
 }  // namespace

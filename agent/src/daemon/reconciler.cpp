@@ -153,7 +153,7 @@ void Reconciler::publishBeforeWrites(const Plan& plan) {
     if (runDir_.empty()) return;
     const std::set<int> irqs = irqsAboutToPin(plan);
     if (irqs.empty()) return;
-    publishPinnedIrqsNow({irqs, false});
+    publishPinnedIrqsNow({irqs});
 }
 
 void Reconciler::publishPinned(const Profile& profile) {
@@ -161,7 +161,7 @@ void Reconciler::publishPinned(const Profile& profile) {
     const bool retell = retellAt_ > 0 && clock_->monotonicSeconds() >= retellAt_;
     if (!retell && profile.irq.kind == IrqIntent::Kind::kKeep && !pinnedMayBeSet_) return;
     if (retell) retellAt_ = 0;
-    if (!publishPinnedIrqsNow({{}, retell})) return;
+    if (!publishPinnedIrqsNow({{}, retell ? PinnedIrqsRequest::Tell::kAlways : PinnedIrqsRequest::Tell::kIfChanged})) return;
     pinnedMayBeSet_ = profile.irq.kind != IrqIntent::Kind::kKeep;
 }
 
@@ -173,7 +173,7 @@ bool Reconciler::publishPinnedIrqsNow(const PinnedIrqsRequest& request) {
     }
     for (int pid : p->told)
         LOG_I("irqbalance (pid " + std::to_string(pid) + ") told to rescan: " +
-              (request.tellAnyway ? "again, after its first pass" : "the IRQs rxtune pins changed"));
+              (request.tell == PinnedIrqsRequest::Tell::kAlways ? "again, after its first pass" : "the IRQs rxtune pins changed"));
     for (const auto& w : p->warnings) LOG_W(w);
     for (const auto& [pid, seconds] : p->dropped)
         LOG_N("irqbalance (pid " + std::to_string(pid) + ") has not made its first pass and drops a rescan request until then (" +

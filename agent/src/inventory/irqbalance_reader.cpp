@@ -104,6 +104,10 @@ double IrqbalanceAsking::rescanIgnoredFor() const {
     return 0;
 }
 
+bool IrqbalanceAsking::young() const {
+    return loopAge >= 0 ? loopAge < interval + 10.0 : age >= 0 && age < interval + 12.0;
+}
+
 namespace {
 
 // Seconds since process `pid` started: its start time (/proc/PID/stat field 22, clock ticks since

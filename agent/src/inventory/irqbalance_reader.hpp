@@ -23,9 +23,13 @@ struct IrqbalanceAsking {
     // irqbalance drops a SIGHUP that comes before its first balancing pass (irqbalance.c,
     // force_rescan: a rescan is taken once cycle_count > 0), and that pass comes `interval` seconds
     // after its socket (a whole-second glib timer: up to 1 s more). Seconds until a rescan request
-    // is taken: from the socket's time, else from the process's start with 2 s for reading its
-    // IRQs (asked again after that: a slow start shows its socket by then); 0: now, or unknown.
+    // is taken, estimated: from the socket's time, else from the process's start with 2 s for
+    // reading its IRQs (an estimate only: reading them took 6 s under TCG, so one without a socket
+    // is not taken as ready by this, see irqbalanceNotReady); 0: now, or unknown.
     double rescanIgnoredFor() const;
+    // It may not have made its first pass: its socket made less than its interval and 10 s ago,
+    // or (no socket file) started less than its interval and 12 s ago.
+    bool young() const;
 };
 
 // The irqbalance processes that ask rxtune's policy script: started with --policyscript / -l

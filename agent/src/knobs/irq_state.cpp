@@ -1,6 +1,8 @@
 #include "knobs/irq_state.hpp"
 
 #include <algorithm>
+#include <map>
+#include <optional>
 
 #include "inventory/irqbalance_reader.hpp"
 #include "knobs/registry.hpp"
@@ -43,11 +45,15 @@ namespace {
 
 // Seconds to wait before irqbalance takes a rescan request; 0: it takes one now. A young one
 // (that may not have made its first pass) is asked whether it has placed IRQs, which only a pass
-// does; where it cannot be asked, its age decides.
+// does. One that cannot be asked and has no socket file yet is still reading its IRQs (it runs the
+// policy script once per IRQ first: seconds under emulation), or has no control socket at all:
+// not ready until it is no longer young, looked at again in half a second (the daemon: when its
+// age says the first pass may have come). One whose socket file does not answer: by the file's time.
 double notReadyFor(const IrqbalanceAsking& ib, ProcessSignals& signals) {
-    const bool young = ib.loopAge >= 0 ? ib.loopAge < ib.interval + 10.0 : ib.age >= 0 && ib.age < ib.interval + 12.0;
-    if (!young) return 0;
+    if (!ib.young()) return 0;
     if (const auto placed = signals.irqbalancePlaced(ib.pid)) return placed->empty() ? 0.5 : 0;
+    // (The age's estimate, at least: when the daemon tells it again.)
+    if (ib.loopAge < 0) return std::max(0.5, ib.rescanIgnoredFor());
     return ib.rescanIgnoredFor();
 }
 
@@ -70,13 +76,14 @@ Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const J
     const bool exists = now && *now;
     const std::string before = exists ? **now : std::string();  // absent: nothing was pinned
     PinnedIrqsPublished out;
-    if (exists && before == text && !request.tellAnyway) return out;
+    const bool always = request.tell == PinnedIrqsRequest::Tell::kAlways;
+    if (exists && before == text && !always) return out;
     if (!exists || before != text) {
         if (auto d = makeDirectories(runDir); !d) return failWith(d.error());
         if (auto w = writeFileAtomic(file, text, false); !w) return failWith(w.error());
     }
     out.changed = before != text;
-    if (!out.changed && !request.tellAnyway) return out;
+    if ((!out.changed && !always) || request.tell == PinnedIrqsRequest::Tell::kNever) return out;
     for (const auto& ib : irqbalanceAskingRxtune(root)) {
         const double notReady = notReadyFor(ib, signals);  // asked before the request
         if (auto r = signals.hangUp(ib.pid, "irqbalance"); r) {
@@ -87,6 +94,78 @@ Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const J
         }
     }
     return out;
+}
+
+namespace {
+
+std::string pidText(int pid) { return "irqbalance (pid " + std::to_string(pid) + ")"; }
+
+bool listsAny(const std::set<int>& listed, const std::set<int>& irqs) {
+    return std::any_of(irqs.begin(), irqs.end(), [&](int n) { return listed.count(n) > 0; });
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store,
+                                                            const FileTree& root, ProcessSignals& signals, const Clock& clock,
+                                                            const std::set<int>& irqs) {
+    std::vector<std::string> lines;
+    if (irqs.empty()) return lines;
+    const auto asking = irqbalanceAskingRxtune(root);
+    if (asking.empty()) return lines;  // the publication after the apply is enough: nobody to tell
+    if (auto pre = publishPinnedIrqs(runDir, store, root, signals, {irqs, PinnedIrqsRequest::Tell::kNever}); !pre) return failWith(pre.error());
+    // The first pass, where it has not come: at most 30 s (an irqbalance that balances nothing never shows one).
+    auto notReady = irqbalanceNotReady(root, signals);
+    for (const auto& [pid, seconds] : notReady) {
+        const auto it = std::find_if(asking.begin(), asking.end(), [&](const IrqbalanceAsking& a) { return a.pid == pid; });
+        const bool socket = it != asking.end() && it->loopAge >= 0;
+        lines.push_back(pidText(pid) + " has not made its first pass and drops a rescan request until then: waiting for it before pinning IRQs (" +
+                        (socket ? "asked through its control socket" : "it has not opened its control socket yet: still reading its IRQs") + ")");
+    }
+    const double firstPassBy = clock.monotonicSeconds() + 30;
+    while (!notReady.empty() && clock.monotonicSeconds() < firstPassBy) {
+        double wait = 0.5;
+        for (const auto& [pid, seconds] : notReady) wait = std::min(wait, seconds);
+        clock.sleepFor(wait);
+        notReady = irqbalanceNotReady(root, signals);
+    }
+    for (const auto& [pid, seconds] : notReady) lines.push_back("warning: " + pidText(pid) + " showed no first pass in 30 s: told anyway");
+    // What each lists before the request, then the request (again: the file may not have changed).
+    std::map<int, std::optional<std::set<int>>> before;
+    for (const auto& ib : asking) before[ib.pid] = signals.irqbalancePlaced(ib.pid);
+    auto pub = publishPinnedIrqs(runDir, store, root, signals, {irqs, PinnedIrqsRequest::Tell::kAlways});
+    if (!pub) return failWith(pub.error());
+    for (int pid : pub->told) lines.push_back(pidText(pid) + " told to rescan: the IRQs rxtune pins changed");
+    for (const auto& w : pub->warnings) lines.push_back("warning: " + w);
+    const double told = clock.monotonicSeconds();
+    for (const auto& ib : asking) {
+        if (std::find(pub->told.begin(), pub->told.end(), ib.pid) == pub->told.end()) continue;
+        // Its rescan bans them, and it places the others again in the same pass (the main loop is
+        // held meanwhile: nothing answers until it is done): it shows as ours no longer listed.
+        // Not listed before (a placing that showed): banned already, nothing to wait for.
+        const auto& was = before[ib.pid];
+        if (was && !was->empty() && !listsAny(*was, irqs)) continue;
+        if (!was || was->empty()) {  // cannot be asked, or no pass shown: its next tick is the rescan
+            clock.sleepFor(told + ib.interval + 1.0 - clock.monotonicSeconds());
+            continue;
+        }
+        const double limit = told + 2.0 * ib.interval + 5;
+        bool seen = false;
+        while (!seen && clock.monotonicSeconds() < limit) {
+            const auto now = signals.irqbalancePlaced(ib.pid);
+            if (!now) {  // no answer now: its next tick is the rescan
+                clock.sleepFor(told + ib.interval + 1.0 - clock.monotonicSeconds());
+                seen = true;
+                break;
+            }
+            seen = !listsAny(*now, irqs);
+            if (!seen) clock.sleepFor(0.1);
+        }
+        if (!seen)
+            lines.push_back("warning: " + pidText(ib.pid) + " showed no rescan in " + std::to_string(2 * ib.interval + 5) +
+                            " s: pinning anyway (the daemon would put a moved IRQ back)");
+    }
+    return lines;
 }
 
 }  // namespace rxtune

@@ -9,6 +9,7 @@
 #include "core/result.hpp"
 #include "core/setting.hpp"
 #include "state/journal.hpp"
+#include "sys/clock.hpp"
 #include "sys/file_tree.hpp"
 #include "sys/signals.hpp"
 
@@ -27,8 +28,9 @@ struct PinnedIrqsRequest {
     // irqbalance bans them at the rescan it is told to make, so it never balances an IRQ rxtune has
     // just written (the rescan pass places nothing, and no pass runs between the request and it).
     std::set<int> planned;
-    // Tell irqbalance even where the text has not changed (a request it dropped, see below).
-    bool tellAnyway = false;
+    // Whom to tell: where the text changed (the default); also where it has not (a request it
+    // dropped, see below); nobody (the file first, the request once irqbalance takes it).
+    enum class Tell { kIfChanged, kAlways, kNever } tell = Tell::kIfChanged;
 };
 
 struct PinnedIrqsPublished {
@@ -42,9 +44,10 @@ struct PinnedIrqsPublished {
 };
 
 // The irqbalance processes asking rxtune's policy script that would drop a rescan request now,
-// before their first balancing pass, with the seconds to wait before looking again: by the time
-// since its start (IrqbalanceAsking::rescanIgnoredFor), and, where that says it is past but the
-// process is young (a slow start or a slow first pass), by asking it whether it has placed any IRQ.
+// before their first balancing pass, with the seconds to wait before looking again. A young one
+// (IrqbalanceAsking::young) is asked through its control socket whether it has placed any IRQ
+// (only a pass does); one without a socket yet is still reading its IRQs; one whose socket file
+// does not answer is judged by the file's time (IrqbalanceAsking::rescanIgnoredFor).
 std::vector<std::pair<int, double>> irqbalanceNotReady(const FileTree& root, ProcessSignals& signals);
 
 // Writes <run_dir>/pinned-irqs when its text changes, then tells each running irqbalance that
@@ -53,5 +56,17 @@ std::vector<std::pair<int, double>> irqbalanceNotReady(const FileTree& root, Pro
 // started would otherwise stay in its balancing until a hotplug or restart.
 Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const JournalStore& store, const FileTree& root,
                                               ProcessSignals& signals, const PinnedIrqsRequest& request = {});
+
+// Before an apply's first affinity write, where it may block (the CLI; the daemon tells and
+// tells again instead): publishes `irqs` (the IRQs about to be pinned) with the journal's, so a
+// rescan or a start meanwhile bans them; waits (at most 30 s) for the first pass of an irqbalance
+// that has not made it, since it drops a rescan request until then; tells each; then waits until
+// its control socket shows the rescan (it no longer lists them; not listed before: banned already),
+// at most two of its intervals and 5 s; one that cannot be asked is given its interval and a
+// second. A pass running when the request comes still writes what it had decided: hence the wait.
+// Returns what to tell the user, in order; an error: the file could not be written (nothing told).
+Result<std::vector<std::string>> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store,
+                                                            const FileTree& root, ProcessSignals& signals, const Clock& clock,
+                                                            const std::set<int>& irqs);
 
 }  // namespace rxtune

@@ -1,9 +1,10 @@
 // Clock: wall time (for the journal's generations and timestamps) and monotonic time (for
-// rates), behind an interface so that what depends on time can be tested with a fixed one.
+// rates, waits), behind an interface so that what depends on time can be tested with a fixed one.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
+#include <thread>
 
 namespace rxtune {
 
@@ -12,6 +13,10 @@ public:
     virtual ~Clock() = default;
     virtual std::uint64_t wallNanoseconds() const = 0;  // since the epoch
     virtual double monotonicSeconds() const = 0;
+    // Waits (a test clock moves its monotonic time instead).
+    virtual void sleepFor(double seconds) const {
+        if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+    }
 };
 
 class SystemClock final : public Clock {

@@ -24,24 +24,48 @@ Result<void> SystemProcessSignals::hangUp(int pid, const std::string& comm) {
     return {};
 }
 
-std::optional<std::set<int>> SystemProcessSignals::irqbalancePlaced(int pid) {
+namespace {
+
+// A connected stream socket to irqbalance `pid`'s control socket: the file
+// /run/irqbalance/irqbalance<PID>.sock, else the abstract name it falls back to where it cannot
+// bind the file (irqbalance.c init_socket: an all-zero sun_path, the whole sockaddr_un as its
+// length). The listener's credentials must name `pid`: an abstract name is shared by every
+// irqbalance on the host, and a file may outlive its process.
+int connectIrqbalance(int pid) {
     const std::string path = "/run/irqbalance/irqbalance" + std::to_string(pid) + ".sock";
-    sockaddr_un addr{};
-    if (path.size() >= sizeof addr.sun_path) return std::nullopt;
-    addr.sun_family = AF_UNIX;
-    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    for (const bool abstract : {false, true}) {
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        if (!abstract) {
+            if (path.size() >= sizeof addr.sun_path) continue;
+            std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+        }
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0) return -1;
+        // irqbalance answers between its passes: a pass under way (the better part of a second under
+        // emulation, longer at its first) holds the answer back, and that wait is what the caller wants.
+        const timeval timeout{5, 0};
+        ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+        ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
+        ucred peer{};
+        socklen_t len = sizeof peer;
+        if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) == 0 &&
+            ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) == 0 && peer.pid == pid)
+            return fd;
+        ::close(fd);
+    }
+    return -1;
+}
+
+}  // namespace
+
+std::optional<std::set<int>> SystemProcessSignals::irqbalancePlaced(int pid) {
+    const int fd = connectIrqbalance(pid);
     if (fd < 0) return std::nullopt;
     struct Closer {
         int fd;
         ~Closer() { ::close(fd); }
     } closer{fd};
-    // irqbalance answers between its passes: a pass under way (the better part of a second under
-    // emulation, longer at its first) holds the answer back, and that wait is what the caller wants.
-    const timeval timeout{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) return std::nullopt;
     char command[] = "stats";
     iovec iov{command, sizeof command - 1};
     alignas(cmsghdr) char control[CMSG_SPACE(sizeof(ucred))] = {};

@@ -27,8 +27,9 @@ public:
 class SystemProcessSignals final : public ProcessSignals {
 public:
     Result<void> hangUp(int pid, const std::string& comm) override;
-    // /run/irqbalance/irqbalance<PID>.sock, "stats" sent with SCM_CREDENTIALS (irqbalance answers
-    // uid 0 only, irqbalance.c sock_handle); 5 s to answer (it answers between passes).
+    // /run/irqbalance/irqbalance<PID>.sock, else its abstract fallback name, the listener's
+    // credentials naming `pid`; "stats" sent with SCM_CREDENTIALS (irqbalance answers uid 0 only,
+    // irqbalance.c sock_handle); 5 s to answer (it answers between passes).
     std::optional<std::set<int>> irqbalancePlaced(int pid) override;
 };
 

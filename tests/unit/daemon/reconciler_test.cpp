@@ -221,8 +221,12 @@ TEST_CASE("the daemon tells irqbalance before it pins, and again after irqbalanc
     REQUIRE(r.run(Reconciler::Why::kDrift));
     CHECK(signals.affinity.size() == 1);
     // Its first pass moved the IRQ; the next drift check puts it back and tells irqbalance again.
+    // Its socket was made 12 s ago (its interval and 1.5 s: the first pass has come).
     clock.now += 10;
     tree.put("proc/uptime", "18.50 5.00\n");
+    tree.put("run/irqbalance/irqbalance941.sock", "");
+    std::filesystem::last_write_time(tree.path() / "run/irqbalance/irqbalance941.sock",
+                                     std::filesystem::file_time_type::clock::now() - std::chrono::seconds(12));
     REQUIRE(fs.write("proc/irq/130/smp_affinity_list", "5"));
     REQUIRE(r.run(Reconciler::Why::kDrift));
     CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");

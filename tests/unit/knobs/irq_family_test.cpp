@@ -488,12 +488,22 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     signals.placed = std::nullopt;
     CHECK(irqbalanceNotReady(fs, signals).empty());
     CHECK(signals.asked == 4);
+    // No socket file yet (still reading its IRQs: the policy script once per IRQ, 6 s under TCG
+    // on 6.12) and it cannot be asked: not ready while it is young by its age (its interval and
+    // 12 s), whatever the age estimate of its first pass says.
+    std::filesystem::remove(socket);
+    tree.put("proc/uptime", "6.00 5.00\n");  // 3.5 s old
+    CHECK(irqbalanceNotReady(fs, signals) == std::vector<std::pair<int, double>>{{941, 0.5}});
+    tree.put("proc/uptime", "15.60 5.00\n");  // 13.1 s old: no longer young
+    CHECK(irqbalanceNotReady(fs, signals).empty());
+    CHECK(signals.asked == 5);
+    tree.put("run/irqbalance/irqbalance941.sock", "");
     // Long running: not asked.
     madeAgo(30);
     tree.put("proc/uptime", "32.50 5.00\n");
     signals.placed = false;
     CHECK(irqbalanceNotReady(fs, signals).empty());
-    CHECK(signals.asked == 4);
+    CHECK(signals.asked == 5);
     tree.put("proc/uptime", "3.00 5.00\n");
     madeAgo(0.5);
     signals.placed = std::nullopt;
@@ -501,7 +511,7 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
     CHECK(irqsAboutToPin(plan) == std::set<int>{130});
     // Before the writes: published, told, and said to be dropped.
-    auto before = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan), false}).value();
+    auto before = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan)}).value();
     CHECK(before.changed);
     CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
     CHECK(signals.told == std::vector<std::pair<int, std::string>>{{941, "0-7"}});  // told before the write
@@ -510,7 +520,7 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     // After its first pass: told again, though the list is the same.
     tree.put("proc/uptime", "6.00 5.00\n");
     madeAgo(3.0);
-    auto again = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan), true}).value();
+    auto again = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan), PinnedIrqsRequest::Tell::kAlways}).value();
     CHECK_FALSE(again.changed);
     CHECK(again.told == std::vector<int>{941});
     CHECK(again.dropped.empty());
@@ -522,7 +532,7 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     CHECK(irqsAboutToPin(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan).empty());
     // A failed apply's planned IRQ is taken back by the publication after it.
     REQUIRE(revertAll(knobs, store));
-    auto planned = publishPinnedIrqs(runDir, store, fs, signals, {{130}, false}).value();
+    auto planned = publishPinnedIrqs(runDir, store, fs, signals, {{130}}).value();
     CHECK_FALSE(planned.changed);  // the revert's publication was not made: the list still names 130
     auto undone = publishPinnedIrqs(runDir, store, fs, signals).value();
     CHECK(undone.changed);
@@ -559,4 +569,98 @@ TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, 
     close.perCpu[4] -= 500;  // CPU 4, where the IRQ is: 50/s
     auto kept = prepare(tree, profile, true, &close, 10);
     CHECK(lines(kept.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 4"});
+}
+
+TEST_CASE("apply tells irqbalance before its writes: after its first pass, then waits for the rescan", "[knobs][irq]") {
+    PinRig rig;
+    auto& [tree, state, fs, knobs, store, runDir] = rig;
+    // A clock that moves when slept on; irqbalance 941 (1 s interval) started 0.5 s ago, as
+    // Debian 12's irqbalance on 6.12 under TCG did: no control socket until 6 s after its start
+    // (the policy script for each IRQ), its first pass 1.3 s after that, and a rescan 1.2 s after a
+    // SIGHUP it takes.
+    struct TestClock final : Clock {
+        std::uint64_t wallNanoseconds() const override { return 0; }
+        double monotonicSeconds() const override { return t; }
+        void sleepFor(double s) const override { t += std::max(s, 0.0); }
+        mutable double t = 100;
+    } clock;
+    const double started = clock.t - 0.5;
+    tree.put("proc/941/comm", "irqbalance\n");
+    tree.put("proc/941/cmdline", "/usr/sbin/irqbalance\0--foreground\0--policyscript=/usr/share/rxtune/irqbalance/rxtune-policy\0--interval=1\0"s);
+    tree.put("proc/941/stat", "941 (irqbalance) S 1 941 941 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 250 0 0\n");
+    struct Irqbalance final : ProcessSignals {
+        Irqbalance(test::TempTree& tr, const TestClock& c, double s) : tree(tr), clock(c), started(s) {}
+        double age() const { return clock.t - started; }
+        // The process's state follows the clock: /proc/uptime (started 2.5 s after boot), its socket.
+        void sync() {
+            tree.put("proc/uptime", std::to_string(2.5 + age()) + " 1.00\n");
+            if (age() >= 6 && !std::filesystem::exists(tree.path() / "run/irqbalance/irqbalance941.sock")) tree.put("run/irqbalance/irqbalance941.sock", "");
+        }
+        Result<void> hangUp(int pid, const std::string&) override {
+            told.emplace_back(pid, age());
+            if (age() >= 7.3) rescanAt = clock.t + 1.2;  // before its first pass: dropped
+            return {};
+        }
+        std::optional<std::set<int>> irqbalancePlaced(int) override {
+            ++asked;
+            if (age() < 6) return std::nullopt;  // no socket yet
+            if (age() < 7.3) return std::set<int>{};
+            if (rescanAt > 0 && clock.t >= rescanAt) return std::set<int>{16};  // the rescan pass places the others again
+            return std::set<int>{16, 130};
+        }
+        test::TempTree& tree;
+        const TestClock& clock;
+        double started;
+        double rescanAt = 0;
+        std::vector<std::pair<int, double>> told;
+        int asked = 0;
+    } ib(tree, clock, started);
+    // The tree follows the clock at every look: a FileTree reads it, the test clock drives it.
+    struct SyncingClock final : Clock {
+        SyncingClock(TestClock& c, Irqbalance& i) : inner(c), ib(i) {}
+        std::uint64_t wallNanoseconds() const override { return 0; }
+        double monotonicSeconds() const override { return inner.t; }
+        void sleepFor(double s) const override {
+            inner.sleepFor(s);
+            ib.sync();
+        }
+        TestClock& inner;
+        Irqbalance& ib;
+    } syncing(clock, ib);
+    ib.sync();
+
+    const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
+    const auto lines = tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, irqsAboutToPin(plan)).value();
+    CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
+    REQUIRE(lines.size() == 2);
+    CHECK(lines[0] == "irqbalance (pid 941) has not made its first pass and drops a rescan request until then: waiting for it "
+                      "before pinning IRQs (it has not opened its control socket yet: still reading its IRQs)");
+    CHECK(lines[1] == "irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed");
+    // The file first, the request once its first pass has come; the apply goes on once the rescan
+    // shows, not before.
+    REQUIRE(ib.told.size() == 1);
+    CHECK(ib.told[0].second >= 7.3);
+    CHECK(ib.told[0].second < 8.0);
+    CHECK(clock.t >= ib.rescanAt);
+    CHECK(clock.t < ib.rescanAt + 0.2);
+
+    // Long running and answering: told once, then the rescan awaited; nothing said but that.
+    ib.rescanAt = 0;
+    ib.told.clear();
+    clock.t += 60;
+    ib.sync();
+    std::filesystem::last_write_time(tree.path() / "run/irqbalance/irqbalance941.sock",
+                                     std::filesystem::file_time_type::clock::now() - std::chrono::seconds(60));
+    const auto again = tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130, 131}).value();
+    CHECK(again == std::vector<std::string>{"irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed"});
+    CHECK(ib.told.size() == 1);
+    CHECK(clock.t >= ib.rescanAt);
+    // Not listed before (banned already, as by the rescan above): told, nothing to wait for.
+    const double at = clock.t;
+    CHECK(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130}).value().size() == 1);
+    CHECK(ib.told.size() == 2);
+    CHECK(clock.t == at);
+    // Nothing about to be pinned, or nobody asking the script: nothing done.
+    CHECK(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {}).value().empty());
+    CHECK(ib.told.size() == 2);
 }
