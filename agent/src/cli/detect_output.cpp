@@ -37,6 +37,26 @@ json toJson(const Topology& h) {
     j["smt_siblings"] = cpuMap(h.smtSiblings);
     j["numa_nodes"] = cpuMap(h.numaNodes);
     j["llc"] = cpuMap(h.llc);
+    // Per CPU: the kernel's cpu_capacity (null where it gives none) and x86 hybrid's core type;
+    // the classes biggest first.
+    json cap = json::object();
+    for (unsigned cpu : h.online.cpus()) {
+        json e;
+        auto c = h.capacity.find(cpu);
+        e["capacity"] = c == h.capacity.end() ? json(nullptr) : json(c->second);
+        auto t = h.coreType.find(cpu);
+        e["core_type"] = t == h.coreType.end() ? json(nullptr) : json(t->second);
+        cap[std::to_string(cpu)] = std::move(e);
+    }
+    j["cpu_capacity"] = std::move(cap);
+    json classes = json::array();
+    for (const auto& c : cpuClasses(h)) {
+        json e = {{"class", c.name}, {"cpus", c.cpus.toList()}};
+        e["capacity"] = c.capacity ? json(c.capacity) : json(nullptr);
+        e["core_type"] = c.coreType.empty() ? json(nullptr) : json(c.coreType);
+        classes.push_back(std::move(e));
+    }
+    j["cpu_classes"] = std::move(classes);
     j["cgroup"] = {{"version", h.cgroupVersion},
                    {"path", h.cgroupPath},
                    {"effective_cpus", h.cgroupCpus.toList()},
@@ -135,6 +155,14 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
     bool smt = false;
     for (const auto& [cpu, sib] : h.smtSiblings) smt = smt || sib.count() > 1;
     out << "  SMT " << (smt ? "on" : "off") << "\n";
+    // Big and little cores, grouped by capacity (or core type); one group: alike.
+    const auto classes = cpuClasses(h);
+    out << "  cores";
+    if (classes.size() == 1 && !classes.front().capacity && classes.front().coreType.empty()) out << " alike (the kernel gives no capacity or core type)";
+    else if (classes.size() == 1) out << " alike: " << describeCapacity(h, classes.front().cpus.cpus().front()) << " on " << classes.front().cpus.toList();
+    else
+        for (const auto& c : classes) out << "  " << c.name << " " << c.cpus.toList() << " (" << describeCapacity(h, c.cpus.cpus().front()) << ")";
+    out << "\n";
     out << "  last-level cache" << (h.llc.empty() ? " -" : "");
     for (const auto& [cpu, shared] : h.llc)  // each cache once, where its lowest CPU comes up
         if (shared.cpus().front() == cpu) out << " [" << shared.toList() << "]";

@@ -78,6 +78,7 @@ StatusSample makeStatus(const StatusRaw& a, const StatusRaw& b, const StatusInpu
         c.busy = static_cast<double>(j.busy - std::min(j.busy, p->second.busy)) / total;
         c.softirq = static_cast<double>(j.softirq - std::min(j.softirq, p->second.softirq)) / total;
         if (auto it = bpf.find(cpu); it != bpf.end()) c.netRx = it->second;
+        if (auto it = in.classes.find(cpu); it != in.classes.end()) std::tie(c.cpuClass, c.capacity) = it->second;
         auto na = a.softnet.find(cpu), nb = b.softnet.find(cpu);
         if (na != a.softnet.end() && nb != b.softnet.end()) {
             // 32-bit kernel counters: the difference modulo 2^32 is right across a wrap.
@@ -128,13 +129,19 @@ std::string renderStatus(const StatusSample& s, unsigned width) {
              (!s.drifted ? std::string("journal unreadable") : *s.drifted == 0 ? "in sync" : std::to_string(*s.drifted) + " setting(s) drifted"));
     const bool bpf = std::any_of(s.cpus.begin(), s.cpus.end(), [](const CpuStatus& c) { return c.netRx.has_value(); });
     line("");
-    line(std::string("CPU  busy              ") + (bpf ? "NET_RX (BPF)      " : "softirq (all)     ") + "  pkts/s  drop/s sqz/s");
+    // Big and little cores: each CPU's class beside it, and a hot one read against what it can do.
+    const bool classes = std::any_of(s.cpus.begin(), s.cpus.end(), [](const CpuStatus& c) { return !c.cpuClass.empty(); });
+    line(std::string("CPU  ") + (classes ? "class  " : "") + "busy              " + (bpf ? "NET_RX (BPF)      " : "softirq (all)     ") +
+         "  pkts/s  drop/s sqz/s");
     for (const auto& c : s.cpus) {
         const double work = c.netRx.value_or(c.softirq);
         char cpu[8];
         std::snprintf(cpu, sizeof cpu, "%3u  ", c.cpu);
-        line(std::string(cpu) + bar(c.busy, 12) + pct(c.busy) + " " + bar(work, 12) + pct(work) + " " + num(c.packets, 8) +
-             num(c.drops, 8) + num(c.squeezes, 6) + (s.hot && *s.hot == c.cpu ? "  <- hot" : ""));
+        std::string hot;
+        if (s.hot && *s.hot == c.cpu)
+            hot = "  <- hot" + (c.cpuClass.empty() || c.cpuClass == "big" ? std::string() : " (a " + c.cpuClass + " core: " + c.capacity + ")");
+        line(std::string(cpu) + (classes ? pad(c.cpuClass, 6) + " " : "") + bar(c.busy, 12) + pct(c.busy) + " " + bar(work, 12) + pct(work) +
+             " " + num(c.packets, 8) + num(c.drops, 8) + num(c.squeezes, 6) + hot);
     }
     line("");
     if (s.ifaces.empty()) {
@@ -158,6 +165,8 @@ nlohmann::json statusJson(const StatusSample& s) {
         nlohmann::json x{{"cpu", c.cpu}, {"busy", c.busy}, {"softirq", c.softirq}, {"packets_per_s", c.packets},
                          {"drops_per_s", c.drops}, {"squeezes_per_s", c.squeezes}};
         if (c.netRx) x["net_rx_bpf"] = *c.netRx;
+        x["class"] = c.cpuClass.empty() ? nlohmann::json() : nlohmann::json(c.cpuClass);
+        x["capacity"] = c.capacity.empty() ? nlohmann::json() : nlohmann::json(c.capacity);
         j["cpus"].push_back(x);
     }
     j["hot_cpu"] = s.hot ? nlohmann::json(*s.hot) : nlohmann::json();
@@ -251,6 +260,9 @@ int runStatus(const StatusOptions& o) {
     const unsigned samples = o.count ? o.count : (o.watch ? 0 : 1);
     for (unsigned n = 0; samples == 0 || n < samples; ++n) {
         StatusInputs in = readInputs(fs, o);
+        if (const auto classes = cpuClasses(*topo); classes.size() > 1)
+            for (const auto& c : classes)
+                for (unsigned cpu : c.cpus.cpus()) in.classes[cpu] = {c.name, describeCapacity(*topo, cpu)};
         std::vector<std::string> names;
         for (const auto& [name, how] : in.steered) names.push_back(name);
         if (in.daemon)

@@ -39,6 +39,8 @@ struct CpuStatus {
     double busy = 0, softirq = 0;  // shares of the interval
     std::optional<double> netRx;   // NET_RX share from the daemon's BPF accounting
     double packets = 0, drops = 0, squeezes = 0;  // per second (softnet_stat)
+    std::string cpuClass;                          // big, middle, little; "" where the CPUs are alike
+    std::string capacity;                          // "capacity 512", "core type atom", or ""
 };
 
 struct IfaceStatus {
@@ -64,6 +66,8 @@ struct StatusInputs {
     // Steered interfaces from the journal's applied settings: mode ("rps", "xdp") and target CPUs.
     std::map<std::string, std::pair<std::string, std::string>> steered;
     std::optional<nlohmann::json> daemon;  // its status.json, when it runs
+    // Per CPU: its class and capacity where the host has big and little cores (cpuClasses).
+    std::map<unsigned, std::pair<std::string, std::string>> classes;
 };
 StatusSample makeStatus(const StatusRaw& a, const StatusRaw& b, const StatusInputs& in);
 

@@ -1,5 +1,8 @@
 #include "core/topology.hpp"
 
+#include <algorithm>
+#include <functional>
+
 #include <cstdio>
 
 namespace rxtune {
@@ -39,6 +42,46 @@ const std::vector<SysctlSpec>& managedSysctls() {
         {"net.ipv4.tcp_max_syn_backlog", false},
     };
     return kSpecs;
+}
+
+std::vector<CpuClass> cpuClasses(const Topology& t) {
+    std::vector<CpuClass> out;
+    if (!t.capacity.empty()) {
+        // Highest capacity first; a CPU the kernel gives none falls in with the smallest.
+        std::map<unsigned, CpuSet, std::greater<>> by;
+        unsigned smallest = ~0u;
+        for (const auto& [cpu, c] : t.capacity) smallest = std::min(smallest, c);
+        for (unsigned cpu : t.online.cpus()) {
+            auto it = t.capacity.find(cpu);
+            by[it == t.capacity.end() ? smallest : it->second].add(cpu);
+        }
+        for (const auto& [c, cpus] : by) out.push_back({"", cpus, c, ""});
+    } else if (!t.coreType.empty()) {
+        CpuSet core, atom, other;
+        for (unsigned cpu : t.online.cpus()) {
+            auto it = t.coreType.find(cpu);
+            const std::string type = it == t.coreType.end() ? "" : it->second;
+            (type == "core" ? core : type == "atom" ? atom : other).add(cpu);
+        }
+        if (!core.empty()) out.push_back({"", core, 0, "core"});
+        if (!other.empty()) out.push_back({"", other, 0, ""});
+        if (!atom.empty()) out.push_back({"", atom, 0, "atom"});
+    }
+    if (out.size() <= 1) return {{"big", t.online, out.empty() ? 0 : out.front().capacity, out.empty() ? "" : out.front().coreType}};
+    for (size_t i = 0; i < out.size(); ++i) out[i].name = i == 0 ? "big" : i + 1 == out.size() ? "little" : "middle";
+    return out;
+}
+
+CpuSet biggestOf(const Topology& t, const CpuSet& among) {
+    for (const auto& c : cpuClasses(t))
+        if (auto in = c.cpus & among; !in.empty()) return in;
+    return among;
+}
+
+std::string describeCapacity(const Topology& t, unsigned cpu) {
+    if (auto c = t.capacity.find(cpu); c != t.capacity.end()) return "capacity " + std::to_string(c->second);
+    if (auto k = t.coreType.find(cpu); k != t.coreType.end()) return "core type " + k->second;
+    return "";
 }
 
 }  // namespace rxtune

@@ -43,6 +43,12 @@ struct Topology {
     std::map<unsigned, CpuSet> smtSiblings;  // cpu -> its thread siblings (itself included)
     std::map<unsigned, CpuSet> numaNodes;    // node -> cpus
     std::map<unsigned, CpuSet> llc;          // cpu -> the CPUs sharing its last-level cache; absent without cacheinfo
+    // Big and little cores. capacity: cpu -> the kernel's cpu_capacity (arm64, riscv: 1024 for the
+    // biggest core at its highest frequency, from the device tree's capacity-dmips-mhz or ACPI);
+    // coreType: cpu -> "core" or "atom" on x86 hybrid parts (the PMUs' /sys/devices/cpu_core/cpus and
+    // cpu_atom/cpus). Both empty: the kernel says nothing, and every CPU is taken as alike.
+    std::map<unsigned, unsigned> capacity;
+    std::map<unsigned, std::string> coreType;
     std::string cgroupVersion;               // "v2", "v1" or "none"
     std::string cgroupPath;                  // rxtune's own cgroup
     CpuSet cgroupCpus;                       // its effective cpuset; online CPUs when unrestricted
@@ -57,5 +63,23 @@ struct Topology {
     bool initialNetns = true;
     std::vector<SysctlValue> sysctls;
 };
+
+// The online CPUs by what a core can do, biggest first: by cpu_capacity where the kernel gives it
+// (CPUs without one take the smallest), else by core type (core before atom). One class when
+// neither tells them apart. name: "big", "little", and "middle" between them.
+struct CpuClass {
+    std::string name;
+    CpuSet cpus;
+    unsigned capacity = 0;  // 0: not given (x86 hybrid, or a uniform host)
+    std::string coreType;   // "core", "atom" or ""
+};
+std::vector<CpuClass> cpuClasses(const Topology& t);
+
+// The CPUs of `among` in the biggest class that has any of them; `among` itself where the host's
+// CPUs are alike.
+CpuSet biggestOf(const Topology& t, const CpuSet& among);
+
+// "capacity 1024", "core type atom", or "" (alike), for plan --explain and detect.
+std::string describeCapacity(const Topology& t, unsigned cpu);
 
 }  // namespace rxtune

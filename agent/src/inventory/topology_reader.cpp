@@ -286,6 +286,25 @@ Result<Topology> readTopology(const FileTree& fs) {
         for (unsigned shared : (*llc & t.online).cpus()) t.llc[shared] = *llc;
     }
 
+    // Big and little cores: cpu_capacity (arm64, riscv), else x86 hybrid's PMU devices.
+    for (unsigned cpu : t.online.cpus()) {
+        const std::string file = paths::cpuDir(cpu) + "/cpu_capacity";
+        auto text = fs.read(file);
+        if (!text) {
+            if (text.error().code == ENOENT) continue;
+            return failWith(text.error());
+        }
+        unsigned c = 0;
+        if (!parseUnsigned(trimmed(*text), c))
+            return fail(EINVAL, "parse", fs.full(file), "'" + trimmed(*text) + "' is not a capacity");
+        t.capacity[cpu] = c;
+    }
+    for (const char* type : {"core", "atom"}) {
+        auto cpus = readList(fs, std::string("sys/devices/cpu_") + type + "/cpus", true);
+        if (!cpus) return failWith(cpus.error());
+        for (unsigned cpu : (*cpus & t.online).cpus()) t.coreType[cpu] = type;
+    }
+
     if (auto nodes = fs.list("sys/devices/system/node"); nodes) {
         for (const auto& n : *nodes) {
             unsigned id = 0;

@@ -93,13 +93,22 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     };
     const std::string unit = rate ? " other interrupts/s over the last " + std::to_string(static_cast<long>(in.opts.memory.interruptsSeconds)) + " s"
                                   : " other interrupts since boot";
+    CpuSet eligible;
+    for (unsigned cpu : host.online.cpus())
+        if (node.contains(cpu) && !host.isolated.contains(cpu) && !host.nohzFull.contains(cpu) && !app.contains(cpu)) eligible.add(cpu);
+    // The RX softirq of a one-queue NIC is one core's work, and that core is the ceiling: the
+    // biggest eligible cores only (cpu_capacity, or x86 hybrid's core type).
+    const CpuSet big = biggestOf(host, eligible);
     for (unsigned cpu : host.online.cpus()) {
         std::string why;
         if (!node.contains(cpu)) why = "left out: not on the NIC's NUMA node " + std::to_string(nic.numaNode);
         else if (host.isolated.contains(cpu) || host.nohzFull.contains(cpu)) why = "left out: isolated/nohz_full";
         else if (app.contains(cpu)) why = "left out: the application's (cgroup " + in.profile.steering.cpus.cgroupPath + ")";
+        else if (!big.contains(cpu))
+            why = "left out: a smaller core (" + describeCapacity(host, cpu) + "; eligible CPUs " + big.toList() + " have " +
+                  describeCapacity(host, big.cpus().front()) + ")";
         else {
-            why = "eligible: " + std::to_string(work(cpu)) + unit;
+            why = "eligible: " + std::to_string(work(cpu)) + unit + (big == eligible ? "" : ", " + describeCapacity(host, cpu));
             if (!best || work(cpu) < work(*best)) best = cpu;
         }
         c.why.push_back("cpu " + std::to_string(cpu) + " " + why);
@@ -115,8 +124,7 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     if (at.count() == 1) {
         const unsigned cur = at.cpus().front();
         const std::uint64_t slack = std::max<std::uint64_t>(work(*best) / 10, rate ? 100 : 0);
-        if (cur != *best && node.contains(cur) && !host.isolated.contains(cur) && !host.nohzFull.contains(cur) && !app.contains(cur) &&
-            host.online.contains(cur) && work(cur) <= work(*best) + slack) {
+        if (cur != *best && big.contains(cur) && work(cur) <= work(*best) + slack) {
             c.cpus = CpuSet::of({cur});
             c.why.push_back("cpu " + std::to_string(cur) + " kept: the IRQ is there now, within " + (rate ? "10% or 100/s" : "10%") +
                             " of the least other interrupt work (cpu " + std::to_string(*best) + ")");
@@ -124,7 +132,8 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
         }
     }
     c.cpus = CpuSet::of({*best});
-    c.why.push_back("cpu " + std::to_string(*best) + " chosen: the eligible CPU with the least other interrupt work");
+    c.why.push_back("cpu " + std::to_string(*best) + " chosen: the eligible CPU with the least other interrupt work" +
+                    (big == eligible ? "" : " among the biggest cores"));
     return c;
 }
 

@@ -72,7 +72,7 @@ public:
         return {};
     }
 
-    Result<void> planDevice(const PlanInput&, const DeviceSteering& d, Plan& p) const override {
+    Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         if (d.mode != SteeringMode::kNapi) return {};
         const Nic& nic = d.nic;
         if (!nic.napi.threaded) {
@@ -90,7 +90,13 @@ public:
                                                              ")"});
             return {};
         }
-        std::string why = "threaded NAPI: the poll runs in its kthread(s), pinned to CPUs " + d.targets.toList() + d.notes;
+        // A kthread polls a whole queue: one core's work, so the biggest of the targets (big and
+        // little cores); the rest of the stack's work follows the flows to the application's CPUs.
+        const CpuSet kthreadCpus = biggestOf(in.snap.host, d.targets);
+        std::string why = "threaded NAPI: the poll runs in its kthread(s), pinned to CPUs " + kthreadCpus.toList() + d.notes;
+        if (kthreadCpus != d.targets)
+            why += "; the biggest cores of " + d.targets.toList() + " (" + describeCapacity(in.snap.host, kthreadCpus.cpus().front()) +
+                   "): a kthread polls a whole queue, one core's work";
         // veth hands a frame to its NAPI only where GRO may take it (veth_skb_is_eligible_for_gro):
         // with TSO on the peer (the default), only with rx-udp-gro-forwarding or rx-gro-list on
         // here; other frames go to the sender's backlog and the kthread gets none of them.
@@ -100,7 +106,7 @@ public:
         p.settings.push_back(makeSetting(*this, napiKey(nic.name, kThreaded), ValueKind::kInteger, trimmed(*nic.napi.threaded), "1", why,
                                          *nic.napi.threaded));
         p.settings.push_back(makeSetting(*this, napiKey(nic.name, kKthreads), ValueKind::kCpuMask, kthreadsValue(nic.napi.instances),
-                                         d.targets.toMask(), why));
+                                         kthreadCpus.toMask(), why));
         return {};
     }
 

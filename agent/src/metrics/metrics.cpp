@@ -84,6 +84,14 @@ Metrics::Metrics(std::string version)
       backlog_(prometheus::BuildGauge().Name("rxtune_softnet_backlog_packets").Help("Packets waiting in this CPU's backlog").Register(*registry_)),
       netRx_(prometheus::BuildCounter().Name("rxtune_softirq_net_rx_total").Help("NET_RX softirqs run on this CPU (/proc/softirqs)").Register(*registry_)),
       governor_(prometheus::BuildGauge().Name("rxtune_cpu_governor_info").Help("cpufreq governor of the CPU; always 1").Register(*registry_)),
+      capacity_(prometheus::BuildGauge()
+                    .Name("rxtune_cpu_capacity")
+                    .Help("The kernel's cpu_capacity of the CPU (1024: the biggest core at its highest frequency); only where the kernel gives one (arm64, riscv)")
+                    .Register(*registry_)),
+      cpuClass_(prometheus::BuildGauge()
+                    .Name("rxtune_cpu_class_info")
+                    .Help("The CPU's class by capacity or core type (big, middle, little; big alone where the CPUs are alike); always 1")
+                    .Register(*registry_)),
       profile_(prometheus::BuildGauge().Name("rxtune_applied_profile_info").Help("The profile the daemon keeps applied; always 1").Register(*registry_)),
       settings_(prometheus::BuildGauge()
                     .Name("rxtune_settings")
@@ -173,7 +181,7 @@ void Metrics::setCounter(prometheus::Counter& c, double total) {
 
 void Metrics::updateSnapshot(const HostSnapshot& snap) {
     Round<prometheus::Gauge> info(ifInfo_, liveInfo_), q(queues_, liveQueues_), qm(queuesMax_, liveQueuesMax_),
-        steer(steeringCpus_, liveSteer_), gov(governor_, liveGov_);
+        steer(steeringCpus_, liveSteer_), gov(governor_, liveGov_), cap(capacity_, liveCap_), cls(cpuClass_, liveClass_);
     Round<prometheus::Counter> pk(ifPackets_, livePackets_), by(ifBytes_, liveBytes_), dr(ifDrops_, liveDrops_);
     for (const auto& n : snap.nics) {
         info.at({{"interface", n.name},
@@ -207,6 +215,13 @@ void Metrics::updateSnapshot(const HostSnapshot& snap) {
         counters(dr, n.stats.rxDropped, n.stats.txDropped);
     }
     for (const auto& [cpu, g] : snap.host.governors) gov.at({{"cpu", std::to_string(cpu)}, {"governor", g}}).Set(1);
+    // A hot CPU is read against what it can do: its capacity and class beside its softirq series.
+    for (const auto& [cpu, c] : snap.host.capacity) cap.at({{"cpu", std::to_string(cpu)}}).Set(c);
+    for (const auto& c : cpuClasses(snap.host))
+        for (unsigned cpu : c.cpus.cpus()) {
+            auto t = snap.host.coreType.find(cpu);
+            cls.at({{"cpu", std::to_string(cpu)}, {"class", c.name}, {"core_type", t == snap.host.coreType.end() ? "" : t->second}}).Set(1);
+        }
 }
 
 void Metrics::updateSoftnet(const std::map<unsigned, SoftnetRow>& softnet, const std::map<unsigned, std::uint64_t>& netRx) {

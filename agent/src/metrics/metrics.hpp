@@ -86,6 +86,8 @@ private:
     prometheus::Family<prometheus::Gauge>& backlog_;
     prometheus::Family<prometheus::Counter>& netRx_;
     prometheus::Family<prometheus::Gauge>& governor_;
+    prometheus::Family<prometheus::Gauge>& capacity_;
+    prometheus::Family<prometheus::Gauge>& cpuClass_;
     prometheus::Family<prometheus::Gauge>& profile_;
     prometheus::Family<prometheus::Gauge>& settings_;
     prometheus::Family<prometheus::Counter>& applies_;
@@ -114,7 +116,7 @@ private:
     prometheus::Family<prometheus::Gauge>& cpuIdle_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
-    std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_;
+    std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_, liveCap_, liveClass_;
     std::map<std::string, prometheus::Counter*> livePackets_, liveBytes_, liveDrops_;
     std::map<unsigned, WrapCounter> wrapProcessed_, wrapDropped_, wrapSqueezed_, wrapRps_, wrapFlow_;
     std::map<unsigned, std::uint64_t> lastProcessed_;

@@ -64,6 +64,19 @@ Result<CpuTargets> steeringTargets(const Profile& profile, const Topology& host,
                 if (nic) t.notes.push_back("numa-local: device has no NUMA node, using all online CPUs");
             }
             break;
+        case CpuChoice::Kind::kBig: {
+            const auto classes = cpuClasses(host);
+            t.cpus = classes.front().cpus;
+            if (classes.size() == 1) {
+                t.notes.push_back("big: the CPUs are alike (the kernel gives no capacity or core type that tells them apart): all of them");
+            } else {
+                std::string left;
+                for (size_t i = 1; i < classes.size(); ++i)
+                    left += (left.empty() ? "" : ", ") + classes[i].cpus.toList() + " (" + describeCapacity(host, classes[i].cpus.cpus().front()) + ")";
+                t.notes.push_back("big: CPUs " + t.cpus.toList() + " (" + describeCapacity(host, t.cpus.cpus().front()) + "); left out " + left);
+            }
+            break;
+        }
         case CpuChoice::Kind::kList: {
             CpuSet missing = choice.list - host.online;
             if (!missing.empty())
@@ -156,6 +169,8 @@ static std::vector<std::string> explainTargets(const Profile& profile, const Top
         else if (profile.steering.excludeIrqCpus && irq.contains(cpu)) why = "left out: serves the RX IRQ (steering.exclude_irq_cpus)";
         else if (profile.steering.excludeIrqCpus && siblings.contains(cpu))
             why = "left out: SMT sibling of an RX IRQ CPU (steering.exclude_irq_cpus)";
+        else if (profile.steering.cpus.kind == CpuChoice::Kind::kBig)
+            why = "left out: a smaller core (" + describeCapacity(host, cpu) + "; steering.cpus big)";
         else why = "left out: not in steering.cpus (" + profile.steering.cpus.str() + ")";
         if (chosen.contains(cpu) && irq.contains(cpu)) why += " (serves the RX IRQ)";
         out.push_back(nic.name + ": cpu " + std::to_string(cpu) + " " + why);

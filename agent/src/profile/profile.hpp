@@ -46,7 +46,7 @@ struct AutoThresholds {
 const char* toString(SteeringMode m);
 
 struct CpuChoice {
-    enum class Kind { kAll, kNumaLocal, kList, kCgroup };
+    enum class Kind { kAll, kNumaLocal, kList, kCgroup, kBig };
     Kind kind = Kind::kAll;
     CpuSet list;             // kList
     std::string cgroupPath;  // kCgroup: a cgroup v2 (or v1 cpuset) path such as /system.slice/nginx.service

@@ -248,6 +248,8 @@ public:
                 choice.kind = CpuChoice::Kind::kAll;
             } else if (v == "numa-local") {
                 choice.kind = CpuChoice::Kind::kNumaLocal;
+            } else if (v == "big") {
+                choice.kind = CpuChoice::Kind::kBig;
             } else if (v.starts_with("cgroup:")) {
                 choice.kind = CpuChoice::Kind::kCgroup;
                 choice.cgroupPath = v.substr(7);
@@ -256,7 +258,7 @@ public:
             } else {
                 auto set = CpuSet::parseList(v);
                 if (!set || set->empty())
-                    error(c, "steering.cpus", "expected all, numa-local, cgroup:<path> or a cpulist, got '" + v + "'");
+                    error(c, "steering.cpus", "expected all, big, numa-local, cgroup:<path> or a cpulist, got '" + v + "'");
                 choice.kind = CpuChoice::Kind::kList;
                 choice.list = *set;
             }
@@ -494,6 +496,7 @@ std::string CpuChoice::str() const {
     switch (kind) {
         case Kind::kAll: return "all";
         case Kind::kNumaLocal: return "numa-local";
+        case Kind::kBig: return "big";
         case Kind::kList: return list.toList();
         case Kind::kCgroup: return "cgroup:" + cgroupPath;
     }
