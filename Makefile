@@ -23,7 +23,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test cross-arm64 clean
 
 all: build
 
@@ -124,6 +124,12 @@ vm-test: build
 	python3 tests/vm/debian12_kernel.py $(BUILD)
 	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels $(VM_KERNELS) \
 	  --json $(BUILD)/vm-matrix.json
+
+# arm64: rxtune, rxtune-dp and the BPF objects cross-built in a multiarch root of their own, the
+# unit tests run under qemu-aarch64-static, the arm64 .debs built and checked with lintian
+# (packaging/cross/arm64.sh; output in build-arm64/).
+cross-arm64: deps
+	packaging/cross/arm64.sh
 
 # Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.
 deb: deps

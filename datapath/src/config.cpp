@@ -252,6 +252,8 @@ bool cpuHasPrefetchw() {
 #if defined(__x86_64__)
     unsigned a = 0, b = 0, c = 0, d = 0;
     return __get_cpuid(0x80000001, &a, &b, &c, &d) && (c & (1u << 8)) != 0;  // 3DNowPrefetch: PREFETCHW
+#elif defined(__aarch64__)
+    return true;  // PRFM PSTL1KEEP (__builtin_prefetch(p, 1, 3)) is in every ARMv8-A core
 #else
     return false;
 #endif

@@ -92,7 +92,7 @@ std::string acrossLlcWarning(const DpConfig& c, const CpuSet& rxLlc);  // empty 
 // and whether the CPU has PREFETCHW (without it, the prefetch would be a read, which does nothing here).
 std::optional<Prefetch> parsePrefetch(std::string_view v);  // auto, on/true, off/false
 PrefetchChoice choosePrefetch(const DpConfig& c, const CpuSet& rxLlc, bool cpuHasPrefetchw);
-bool cpuHasPrefetchw();  // CPUID 0x80000001 ECX bit 8 on x86-64; false elsewhere
+bool cpuHasPrefetchw();  // a prefetch for writing: CPUID 0x80000001 ECX bit 8 on x86-64; PRFM PSTL1KEEP on arm64 (always); false elsewhere
 
 Result<std::array<uint8_t, 6>> parseMac(const std::string& text);
 std::string stableMac(const std::string& name);  // 02:xx:..: locally administered, from the name

@@ -170,7 +170,7 @@ inline void prefetchForWrite(const void* p) {
 #if defined(__x86_64__)
     asm volatile("prefetchw %0" : : "m"(*static_cast<const char*>(p)));
 #else
-    __builtin_prefetch(p, 1, 3);
+    __builtin_prefetch(p, 1, 3);  // arm64: PRFM PSTL1KEEP, a prefetch for store
 #endif
 }
 

@@ -29,7 +29,9 @@ TEST_CASE("the vhost-net probe says what is missing", "[vhost]") {
         // real vhost-net node (made with mknod, which needs root) is tested in the integration suite.
         auto r = probeVhostNet("/dev/null");
         REQUIRE_FALSE(r);
-        CHECK(r.error().code == ENOTTY);
+        // ENOSYS under qemu-user (make cross-arm64 runs these tests there): it does not pass an
+        // ioctl it does not know to the kernel.
+        CHECK((r.error().code == ENOTTY || r.error().code == ENOSYS));
         CHECK(r.error().message().find("/dev/null") != std::string::npos);
         CHECK(r.error().message().find("not a vhost device") != std::string::npos);
     }

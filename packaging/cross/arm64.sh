@@ -1,0 +1,119 @@
+#!/bin/bash
+# make cross-arm64: rxtune, rxtune-dp and the BPF objects built for arm64 (aarch64) with Debian's
+# cross toolchain and the :arm64 libraries, the unit tests run under qemu-aarch64-static, and the
+# arm64 .debs built (dpkg-buildpackage -a arm64) and checked with lintian.
+#
+# All of it runs in a root of its own (an mmdebstrap chroot of bookworm with amd64 and arm64),
+# never against this machine's own -dev packages: libyaml-cpp-dev and libexpected-dev are not
+# Multi-Arch: same, so their amd64 and arm64 packages cannot be installed side by side. The root
+# is cached by content under build/cross-cache/ (a second run reuses it). The mounts it needs live
+# in a private mount namespace (unshare -m): nothing is left mounted on this machine.
+#
+# The BPF programs are compiled against arm64 types: vmlinux.h from the BTF of Debian's arm64
+# kernel package (packaging/cross/btf_from_image.py reads it out of the image), not the build
+# host's.
+#
+# Output under build-arm64/: meson/ (the build), debs/ (the .debs, the build log, lintian's report).
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${CROSS_OUT:-$SRC/build-arm64}
+CACHE=${CROSS_CACHE:-$SRC/build/cross-cache}
+SUITE=bookworm
+
+# Native tools (amd64) and the libraries rxtune links (arm64). catch2, CLI11, nlohmann-json and
+# expected are header-only (catch2: Multi-Arch foreign; the others Architecture: all).
+NATIVE="build-essential crossbuild-essential-arm64 meson ninja-build pkgconf clang llvm bpftool python3 scdoc
+  debhelper dpkg-dev fakeroot lintian qemu-user-static bash-completion catch2 libcli11-dev nlohmann-json3-dev
+  libexpected-dev systemd file"
+ARM64="libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev prometheus-cpp-dev libdpdk-dev libbpf-dev
+  libsystemd-dev libelf-dev zlib1g-dev pkgconf"
+
+say() { printf 'cross-arm64: %s\n' "$*"; }
+
+sources() {
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    if [ -s "$f" ]; then echo "$f"; fi
+  done
+}
+
+packages() {
+  local out=""
+  for p in $NATIVE; do out="$out,$p"; done
+  for p in $ARM64; do out="$out,$p:arm64"; done
+  echo "${out#,}"
+}
+
+# Runs a bash script inside the root, the source tree's copy at /out/tree, $OUT at /out.
+inroot() {
+  ROOT=$ROOT OUT=$OUT unshare --mount --propagation private bash -euo pipefail -c '
+    mkdir -p "$ROOT/out"
+    mount --bind "$OUT" "$ROOT/out"
+    mount -t proc proc "$ROOT/proc"
+    mount --bind /dev "$ROOT/dev"
+    exec chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
+      DEBIAN_FRONTEND=noninteractive NPROC="$(nproc)" bash -euo pipefail -c "$1"' inroot "$1"
+}
+
+# The root's key: what goes into it (RECIPE: bumped when the mmdebstrap call below changes).
+RECIPE=1
+key=$(printf '%s\n' "$SUITE" "$NATIVE" "$ARM64" "$RECIPE" | sha256sum | cut -c1-16)
+ROOT=$CACHE/root-$key
+if [ ! -e "$ROOT/.done" ]; then
+  rm -rf "$CACHE"/root-*
+  mkdir -p "$CACHE"
+  say "building the build root ($ROOT), once per content"
+  t0=$SECONDS
+  # Debian's arm64 kernel package is fetched, not installed (its initramfs hook would run arm64
+  # tools): only its image is read, for its BTF.
+  # shellcheck disable=SC2046
+  mmdebstrap --quiet --variant=apt --architectures=amd64,arm64 --include="$(packages)" \
+    --customize-hook='chroot "$1" sh -c "mkdir -p /opt/kernel && cd /opt/kernel && apt-get download \$(apt-cache depends linux-image-arm64:arm64 | sed -n \"s/.*Depends: \(linux-image-[0-9][^ :]*\).*/\1/p\" | head -1):arm64"' \
+    --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb' \
+    "$SUITE" "$ROOT" $(sources)
+  touch "$ROOT/.done"
+  say "build root ready in $((SECONDS - t0)) s"
+fi
+
+# The tree as git has it (committed and untracked, not ignored), fresh each run.
+rm -rf "$OUT/tree" && mkdir -p "$OUT/tree"
+# (-p: a file's time is its own, so a second run rebuilds only what changed.)
+(cd "$SRC" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t "$OUT/tree")
+
+inroot '
+  cd /out
+  deb=$(ls /opt/kernel/linux-image-*_arm64.deb | head -1)
+  rm -rf kernel && mkdir kernel && dpkg-deb -x "$deb" kernel
+  python3 tree/packaging/cross/btf_from_image.py "$(ls kernel/boot/vmlinuz-* | head -1)" /out/vmlinux-arm64.btf
+  t0=$SECONDS
+  [ -e meson/build.ninja ] || meson setup meson tree --cross-file tree/packaging/cross/aarch64-linux-gnu.ini \
+    -Dbuildtype=release -Ddebug=false -Dwerror=true -Dbtf=/out/vmlinux-arm64.btf
+  ninja -C meson
+  echo "cross-arm64: built in $((SECONDS - t0)) s"
+  file meson/agent/rxtune meson/datapath/rxtune-dp meson/tests/unit_tests | sed "s/, BuildID.*//"
+  file meson/bpf/softirq.bpf.o
+  # arm64 types, not the build host'"'"'s: struct user_pt_regs is arm64'"'"'s (x86 has pt_regs only).
+  grep -q "^struct user_pt_regs {" meson/bpf/vmlinux.h || { echo "cross-arm64: vmlinux.h has no arm64 types"; exit 1; }
+  echo "cross-arm64: vmlinux.h has arm64 types (struct user_pt_regs)"
+  # The unit tests, arm64, under qemu-aarch64-static (called explicitly: binfmt_misc is not
+  # needed) with this root'"'"'s arm64 libraries.
+  t0=$SECONDS
+  cd tree
+  RXTUNE_FIXTURES=/out/tree/tests/fixtures/hosts RXTUNE_PROFILES=/out/tree/profiles RXTUNE_SOURCE=/out/tree \
+    qemu-aarch64-static -L / /out/meson/tests/unit_tests --reporter compact > /out/unit-tests.log 2>&1 || rc=$?
+  grep -v "^<" /out/unit-tests.log | tail -5
+  echo "cross-arm64: unit tests under qemu in $((SECONDS - t0)) s"
+  [ "${rc:-0}" = 0 ]
+  # The arm64 packages, as Debian cross-builds them (tests off: they ran above, under qemu).
+  t0=$SECONDS
+  rm -rf /out/debsrc /out/debs && mkdir -p /out/debs
+  cp -a /out/tree /out/debsrc && cp -r /out/debsrc/packaging/debian /out/debsrc/debian
+  cd /out/debsrc
+  RXTUNE_BTF=/out/vmlinux-arm64.btf DEB_BUILD_OPTIONS="nocheck noautodbgsym parallel=$NPROC" \
+    dpkg-buildpackage -a arm64 -us -uc -b > /out/debs/build.log 2>&1 || { tail -40 /out/debs/build.log; exit 1; }
+  mv /out/*.deb /out/*.changes /out/*.buildinfo /out/debs/
+  echo "cross-arm64: packages in $((SECONDS - t0)) s"
+  for d in /out/debs/*.deb; do dpkg-deb -f "$d" Package Architecture; done
+  lintian --fail-on error /out/debs/*.deb | tee /out/debs/lintian.txt
+'
+say "done: $OUT/meson, $OUT/debs"
