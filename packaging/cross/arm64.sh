@@ -75,10 +75,26 @@ if [ ! -e "$ROOT/.done" ]; then
   say "build root ready in $((SECONDS - t0)) s"
 fi
 
-# The tree as git has it (committed and untracked, not ignored), fresh each run.
-rm -rf "$OUT/tree" && mkdir -p "$OUT/tree"
-# (-p: a file's time is its own, so a second run rebuilds only what changed.)
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t "$OUT/tree")
+# The tree as git has it (committed and untracked, not ignored). A file is copied only where its
+# content differs from the last run's copy (which then gets a new time), and what is gone is
+# removed: so a second run rebuilds exactly what changed.
+mkdir -p "$OUT/tree"
+(cd "$SRC" && git ls-files -z --cached --others --exclude-standard) | python3 -c '
+import filecmp, os, shutil, sys
+src, dst = sys.argv[1], sys.argv[2]
+want = set(p for p in sys.stdin.buffer.read().decode().split("\0") if p and os.path.isfile(os.path.join(src, p)))
+for p in want:
+    s, d = os.path.join(src, p), os.path.join(dst, p)
+    if not os.path.isfile(d) or not filecmp.cmp(s, d, shallow=False):
+        os.makedirs(os.path.dirname(d), exist_ok=True)
+        shutil.copy2(s, d)
+        os.utime(d)
+for root, dirs, files in os.walk(dst):
+    for f in files:
+        rel = os.path.relpath(os.path.join(root, f), dst)
+        if rel not in want:
+            os.unlink(os.path.join(root, f))
+' "$SRC" "$OUT/tree"
 
 inroot '
   cd /out
