@@ -162,12 +162,9 @@ void publishPinned(const std::string& runDir, const JournalStore& store, const F
 void publishBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& fs, const Plan& plan) {
     SystemProcessSignals signals;
     SystemClock clock;
-    auto lines = tellIrqbalanceBeforeWrites(runDir, store, fs, signals, clock, irqsAboutToPin(plan));
-    if (!lines) {
-        std::cerr << "rxtune: warning: " << lines.error().message() << "\n";
-        return;
-    }
-    for (const auto& l : *lines) std::cerr << "rxtune: " << l << "\n";
+    auto told = tellIrqbalanceBeforeWrites(runDir, store, fs, signals, clock, irqsAboutToPin(plan),
+                                           [](const std::string& l) { std::cerr << "rxtune: " << l << std::endl; });
+    if (!told) std::cerr << "rxtune: warning: " << told.error().message() << "\n";
 }
 
 }  // namespace

@@ -106,20 +106,19 @@ bool listsAny(const std::set<int>& listed, const std::set<int>& irqs) {
 
 }  // namespace
 
-Result<std::vector<std::string>> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store,
-                                                            const FileTree& root, ProcessSignals& signals, const Clock& clock,
-                                                            const std::set<int>& irqs) {
-    std::vector<std::string> lines;
-    if (irqs.empty()) return lines;
+Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& root,
+                                        ProcessSignals& signals, const Clock& clock, const std::set<int>& irqs,
+                                        const std::function<void(const std::string&)>& say) {
+    if (irqs.empty()) return {};
     const auto asking = irqbalanceAskingRxtune(root);
-    if (asking.empty()) return lines;  // the publication after the apply is enough: nobody to tell
+    if (asking.empty()) return {};  // the publication after the apply is enough: nobody to tell
     if (auto pre = publishPinnedIrqs(runDir, store, root, signals, {irqs, PinnedIrqsRequest::Tell::kNever}); !pre) return failWith(pre.error());
     // The first pass, where it has not come: at most 30 s (an irqbalance that balances nothing never shows one).
     auto notReady = irqbalanceNotReady(root, signals);
     for (const auto& [pid, seconds] : notReady) {
         const auto it = std::find_if(asking.begin(), asking.end(), [&](const IrqbalanceAsking& a) { return a.pid == pid; });
         const bool socket = it != asking.end() && it->loopAge >= 0;
-        lines.push_back(pidText(pid) + " has not made its first pass and drops a rescan request until then: waiting for it before pinning IRQs (" +
+        say(pidText(pid) + " has not made its first pass and drops a rescan request until then: waiting for it before pinning IRQs (" +
                         (socket ? "asked through its control socket" : "it has not opened its control socket yet: still reading its IRQs") + ")");
     }
     const double firstPassBy = clock.monotonicSeconds() + 30;
@@ -129,14 +128,14 @@ Result<std::vector<std::string>> tellIrqbalanceBeforeWrites(const std::string& r
         clock.sleepFor(wait);
         notReady = irqbalanceNotReady(root, signals);
     }
-    for (const auto& [pid, seconds] : notReady) lines.push_back("warning: " + pidText(pid) + " showed no first pass in 30 s: told anyway");
+    for (const auto& [pid, seconds] : notReady) say("warning: " + pidText(pid) + " showed no first pass in 30 s: told anyway");
     // What each lists before the request, then the request (again: the file may not have changed).
     std::map<int, std::optional<std::set<int>>> before;
     for (const auto& ib : asking) before[ib.pid] = signals.irqbalancePlaced(ib.pid);
     auto pub = publishPinnedIrqs(runDir, store, root, signals, {irqs, PinnedIrqsRequest::Tell::kAlways});
     if (!pub) return failWith(pub.error());
-    for (int pid : pub->told) lines.push_back(pidText(pid) + " told to rescan: the IRQs rxtune pins changed");
-    for (const auto& w : pub->warnings) lines.push_back("warning: " + w);
+    for (int pid : pub->told) say(pidText(pid) + " told to rescan: the IRQs rxtune pins changed");
+    for (const auto& w : pub->warnings) say("warning: " + w);
     const double told = clock.monotonicSeconds();
     for (const auto& ib : asking) {
         if (std::find(pub->told.begin(), pub->told.end(), ib.pid) == pub->told.end()) continue;
@@ -162,10 +161,10 @@ Result<std::vector<std::string>> tellIrqbalanceBeforeWrites(const std::string& r
             if (!seen) clock.sleepFor(0.1);
         }
         if (!seen)
-            lines.push_back("warning: " + pidText(ib.pid) + " showed no rescan in " + std::to_string(2 * ib.interval + 5) +
+            say("warning: " + pidText(ib.pid) + " showed no rescan in " + std::to_string(2 * ib.interval + 5) +
                             " s: pinning anyway (the daemon would put a moved IRQ back)");
     }
-    return lines;
+    return {};
 }
 
 }  // namespace rxtune

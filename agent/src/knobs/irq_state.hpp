@@ -2,6 +2,7 @@
 // number per line), so that no IRQ number is baked into irqbalance's configuration.
 #pragma once
 
+#include <functional>
 #include <set>
 #include <string>
 #include <vector>
@@ -64,9 +65,10 @@ Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const J
 // its control socket shows the rescan (it no longer lists them; not listed before: banned already),
 // at most two of its intervals and 5 s; one that cannot be asked is given its interval and a
 // second. A pass running when the request comes still writes what it had decided: hence the wait.
-// Returns what to tell the user, in order; an error: the file could not be written (nothing told).
-Result<std::vector<std::string>> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store,
-                                                            const FileTree& root, ProcessSignals& signals, const Clock& clock,
-                                                            const std::set<int>& irqs);
+// What to tell the user goes to `say` as it happens (before a wait, not after it); an error: the
+// file could not be written (nothing told).
+Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& root,
+                                        ProcessSignals& signals, const Clock& clock, const std::set<int>& irqs,
+                                        const std::function<void(const std::string&)>& say);
 
 }  // namespace rxtune

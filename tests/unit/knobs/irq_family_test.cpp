@@ -630,12 +630,21 @@ TEST_CASE("apply tells irqbalance before its writes: after its first pass, then 
     ib.sync();
 
     const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
-    const auto lines = tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, irqsAboutToPin(plan)).value();
+    // What the user is told, each line with the clock when it was said.
+    std::vector<std::pair<std::string, double>> said;
+    auto say = [&](const std::string& l) { said.emplace_back(l, clock.t); };
+    auto lines = [&] {
+        std::vector<std::string> out;
+        for (const auto& [l, at] : said) out.push_back(l);
+        return out;
+    };
+    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, irqsAboutToPin(plan), say));
     CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
-    REQUIRE(lines.size() == 2);
-    CHECK(lines[0] == "irqbalance (pid 941) has not made its first pass and drops a rescan request until then: waiting for it "
+    REQUIRE(said.size() == 2);
+    CHECK(said[0].second == 100);  // said at once (the clock started at 100), before the wait
+    CHECK(said[0].first == "irqbalance (pid 941) has not made its first pass and drops a rescan request until then: waiting for it "
                       "before pinning IRQs (it has not opened its control socket yet: still reading its IRQs)");
-    CHECK(lines[1] == "irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed");
+    CHECK(said[1].first == "irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed");
     // The file first, the request once its first pass has come; the apply goes on once the rescan
     // shows, not before.
     REQUIRE(ib.told.size() == 1);
@@ -651,16 +660,21 @@ TEST_CASE("apply tells irqbalance before its writes: after its first pass, then 
     ib.sync();
     std::filesystem::last_write_time(tree.path() / "run/irqbalance/irqbalance941.sock",
                                      std::filesystem::file_time_type::clock::now() - std::chrono::seconds(60));
-    const auto again = tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130, 131}).value();
-    CHECK(again == std::vector<std::string>{"irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed"});
+    said.clear();
+    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130, 131}, say));
+    CHECK(lines() == std::vector<std::string>{"irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed"});
     CHECK(ib.told.size() == 1);
     CHECK(clock.t >= ib.rescanAt);
     // Not listed before (banned already, as by the rescan above): told, nothing to wait for.
     const double at = clock.t;
-    CHECK(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130}).value().size() == 1);
+    said.clear();
+    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130}, say));
+    CHECK(said.size() == 1);
     CHECK(ib.told.size() == 2);
     CHECK(clock.t == at);
     // Nothing about to be pinned, or nobody asking the script: nothing done.
-    CHECK(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {}).value().empty());
+    said.clear();
+    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {}, say));
+    CHECK(said.empty());
     CHECK(ib.told.size() == 2);
 }
