@@ -38,7 +38,7 @@ void AutoControl::step(const Profile& profile, const FileTree& fs, const HostSna
                 continue;
             }
             auto& machine = machines_.try_emplace(name, profile.steering.autoThresholds).first->second;
-            const AutoDecision d = machine.step(sample, scope->rxCpu, scope->candidates, scope->siblings);
+            const AutoDecision d = machine.step(sample, scope->rxCpu, scope->candidates, scope->siblings, scope->biggest);
             log(name, machine, d, *scope);
             if (d.changed) changed.emplace(name, *scope);
         }
@@ -75,7 +75,7 @@ void AutoControl::log(const std::string& name, const AutoSteer& machine, const A
         said_[name] = {d.decision, d.reason, d.detail};
         if (d.decision == "enable") metrics_.setTrialDelivered(name, "none", machine.baselinePps());
         for (const auto& t : machine.trials())
-            if (t.samples > 0 || t.failed) metrics_.setTrialDelivered(name, candidateName(t.mode), t.failed ? 0 : t.deliveredPps);
+            if (t.samples > 0 || t.failed) metrics_.setTrialDelivered(name, trialName(t), t.failed ? 0 : t.deliveredPps);
     }
     metrics_.setAutoState(name, toString(machine.state()), machine.targets().count(), candidateName(machine.mode()));
 }

@@ -332,6 +332,7 @@ void Agent::writeStatus() const {
             i["auto_state"] = toString(m->state());
             i["mode"] = candidateName(m->mode());
             i["targets"] = m->targets().toList();
+            if (const AutoTrial* t = m->current()) i["trial"] = trialName(*t);
         }
         if (auto it = auto_.said().find(name); it != auto_.said().end())
             i["last_decision"] = {{"decision", it->second.decision}, {"reason", it->second.reason}, {"detail", it->second.detail}};

@@ -71,6 +71,8 @@ std::string candidateOrder(const std::vector<SteeringMode>& modes) {
     return order;
 }
 
+std::string trialName(const AutoTrial& t) { return std::string(candidateName(t.mode)) + (t.bigOnly ? "_big" : ""); }
+
 const char* candidateName(SteeringMode m) {
     switch (m) {
         case SteeringMode::kRps: return "rps";
@@ -142,7 +144,8 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
     return c;
 }
 
-AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings) {
+AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
+                             const CpuSet& biggest) {
     AutoDecision d;
     const CpuLoad rx = s.cpus.count(rxCpu) ? s.cpus.at(rxCpu) : CpuLoad{};
     switch (state_) {
@@ -192,19 +195,28 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             baselinePps_ = mean(baselineSum_, baselineN_);
             baselineLossRate_ = mean(baselineLoss_, baselineN_);
             resetBaseline();
-            targets_ = c.targets;
             rxCpu_ = rxCpu;
             state_ = AutoState::kTrial;
+            if (modes.empty()) modes = {SteeringMode::kRps};
+            // Where the targets hold cores of more than one size, RPS and XDP are tried on the
+            // biggest of them alone and on all (the planner already puts a NAPI kthread on the
+            // biggest of its targets: one trial).
+            const CpuSet big = biggest & c.targets;
+            const bool both = !big.empty() && big != c.targets;
             trials_.clear();
-            for (SteeringMode m : modes) trials_.push_back({m, 0, 0, 0, false, false});
-            if (trials_.empty()) trials_.push_back({SteeringMode::kRps, 0, 0, 0, false, false});
+            for (SteeringMode m : modes) {
+                if (both && m != SteeringMode::kNapi) trials_.push_back({m, true, big});
+                trials_.push_back({m, false, c.targets});
+            }
             trialIdx_ = 0;
-            mode_ = trials_.front().mode;
             startTrial(s.at);
+            std::string order;
+            for (const auto& tr : trials_) order += (order.empty() ? "" : ", then ") + trialName(tr);
             d.decision = "enable";
             d.reason = "saturated";
             d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) +
-                       " lost/s; trying " + candidateOrder(modes.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : modes) + ", " + pps(t_.windowSeconds) + " s each";
+                       " lost/s; trying " + order + (both ? " (_big: the biggest cores " + big.toList() + " only)" : "") + ", " +
+                       pps(t_.windowSeconds) + " s each";
             d.changed = true;
             return d;
         }
@@ -223,7 +235,7 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
             tr.lossPps = mean(trialLoss_, trialN_);
             tr.samples = trialN_;
             tr.cut = cut;
-            return advance(s.at, std::string(candidateName(tr.mode)) + ": delivered " + pps(baselinePps_) + " -> " + pps(after) +
+            return advance(s.at, trialName(tr) + ": delivered " + pps(baselinePps_) + " -> " + pps(after) +
                                      " packets/s, lost " + pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s" +
                                      (cut ? " (cut short: under half of none)" : ""));
         }
@@ -258,39 +270,45 @@ AutoDecision AutoSteer::failed(double at, const std::string& why) {
     if (state_ != AutoState::kTrial) return {};
     AutoTrial& tr = trials_[trialIdx_];
     tr.failed = true;
-    return advance(at, std::string(candidateName(tr.mode)) + ": could not be put in place: " + why);
+    return advance(at, trialName(tr) + ": could not be put in place: " + why);
 }
 
 AutoDecision AutoSteer::advance(double at, std::string result) {
-    if (++trialIdx_ < trials_.size()) {
-        mode_ = trials_[trialIdx_].mode;
+    if (trialIdx_ + 1 < trials_.size()) {
+        ++trialIdx_;
         startTrial(at);
-        const char* next = candidateName(mode_);
-        return {"try", next, result + "; now trying " + next + " for " + pps(t_.windowSeconds) + " s", true};
+        const std::string next = trialName(trials_[trialIdx_]);
+        return {"try", next, result + "; now trying " + next + " (CPUs " + targets_.toList() + ") for " + pps(t_.windowSeconds) + " s",
+                true};
     }
     return judge(at, result);
 }
 
 AutoDecision AutoSteer::judge(double at, const std::string& last) {
-    const AutoTrial* best = nullptr;
+    size_t best = trials_.size();
     std::string all = "none " + pps(baselinePps_);
-    for (const auto& tr : trials_) {
-        all += std::string(", ") + candidateName(tr.mode) + " " +
-               (tr.failed ? "unavailable" : pps(tr.deliveredPps) + (tr.cut ? " (cut short)" : ""));
-        if (!tr.failed && (!best || tr.deliveredPps > best->deliveredPps)) best = &tr;
+    for (size_t i = 0; i < trials_.size(); ++i) {
+        const AutoTrial& tr = trials_[i];
+        all += ", " + trialName(tr) + " " + (tr.failed ? "unavailable" : pps(tr.deliveredPps) + (tr.cut ? " (cut short)" : ""));
+        if (!tr.failed && (best == trials_.size() || tr.deliveredPps > trials_[best].deliveredPps)) best = i;
     }
     all += " packets/s delivered";
     const std::string numbers = last + "; " + all;
-    if (best && best->deliveredPps >= baselinePps_ * (1 + t_.gainMargin)) {
-        const bool switchBack = best->mode != mode_;
-        mode_ = best->mode;
+    if (best < trials_.size() && trials_[best].deliveredPps >= baselinePps_ * (1 + t_.gainMargin)) {
+        const bool switchBack = best != trialIdx_;
+        trialIdx_ = best;
+        mode_ = trials_[best].mode;
+        targets_ = trials_[best].targets;
         state_ = AutoState::kOn;
-        committedPps_ = best->deliveredPps;
+        committedPps_ = trials_[best].deliveredPps;
         bad_ = 0;
-        return {"keep", "better", numbers + ": keeping " + candidateName(mode_) + " (" +
-                                      ratio(baselinePps_ > 0 ? best->deliveredPps / baselinePps_ : 0) + "x none)", switchBack};
+        return {"keep", "better", numbers + ": keeping " + trialName(trials_[best]) + " to CPUs " + targets_.toList() + " (" +
+                                      ratio(baselinePps_ > 0 ? committedPps_ / baselinePps_ : 0) + "x none)", switchBack};
     }
-    const char* reason = !best ? "unavailable" : best->deliveredPps < baselinePps_ * (1 - t_.worseMargin) ? "worse" : "no_gain";
+    const AutoTrial* bestTrial = best < trials_.size() ? &trials_[best] : nullptr;
+    const char* reason = !bestTrial                                                       ? "unavailable"
+                         : bestTrial->deliveredPps < baselinePps_ * (1 - t_.worseMargin) ? "worse"
+                                                                                         : "no_gain";
     targets_ = CpuSet{};
     state_ = AutoState::kBackoff;
     backoffUntil_ = at + t_.backoffSeconds;

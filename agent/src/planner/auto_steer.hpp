@@ -76,19 +76,27 @@ struct AutoDecision {
 // One candidate's trial: its mean over the window (or until cut short).
 struct AutoTrial {
     SteeringMode mode = SteeringMode::kRps;
+    // On a host whose cores differ (big/little), RPS and XDP are each tried twice: onto the
+    // biggest cores of the targets only, and onto all of them.
+    bool bigOnly = false;
+    CpuSet targets;
     double deliveredPps = 0, lossPps = 0;
     unsigned samples = 0;
     bool cut = false;     // stopped early: less than half of what none delivered
     bool failed = false;  // could not be put in place (the "try"/"undo" decision says why)
 };
 
+std::string trialName(const AutoTrial& t);  // "rps", or "rps_big" for the big cores only (logs, metrics)
+
 class AutoSteer {
 public:
     explicit AutoSteer(AutoThresholds t = {}) : t_(t) {}
     // rxCpu: the CPU doing the interface's receive work (IRQ CPU, else the busiest NET_RX CPU);
     // candidates: the profile's eligible CPUs (cpuset, isolation already applied);
-    // rxSiblings: rxCpu's SMT siblings (itself included).
-    AutoDecision step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings);
+    // rxSiblings: rxCpu's SMT siblings (itself included); biggest: the biggest cores among the
+    // candidates where the host's cores differ, else empty (then each mode has one trial).
+    AutoDecision step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
+                      const CpuSet& biggest = {});
 
     // A reloaded profile's thresholds; the state (and steering that is on) stays, so a reload does
     // not undo a change that was kept. A back-off already running keeps its end.
@@ -102,6 +110,10 @@ public:
     AutoState state() const { return state_; }
     const CpuSet& targets() const { return targets_; }  // empty: steering off
     SteeringMode mode() const { return targets_.empty() ? SteeringMode::kNone : mode_; }
+    // The trial in place (state kTrial) or kept (kOn); nullptr otherwise.
+    const AutoTrial* current() const {
+        return (state_ == AutoState::kTrial || state_ == AutoState::kOn) && trialIdx_ < trials_.size() ? &trials_[trialIdx_] : nullptr;
+    }
     // The attempt in progress or last judged: none's rate before it, and each candidate's trial.
     double baselinePps() const { return baselinePps_; }
     const std::vector<AutoTrial>& trials() const { return trials_; }
@@ -131,6 +143,8 @@ private:
     AutoDecision advance(double at, std::string result);  // the next candidate, or the judgement
     AutoDecision judge(double at, const std::string& results);
     void startTrial(double at) {
+        mode_ = trials_[trialIdx_].mode;
+        targets_ = trials_[trialIdx_].targets;
         trialStart_ = at;
         trialSum_ = trialLoss_ = 0;
         trialN_ = 0;

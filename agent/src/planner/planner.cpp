@@ -288,6 +288,7 @@ Result<AutoScope> autoScope(const Profile& profile, const Topology& host, const 
     if (!t) return failWith(t.error());
     AutoScope a;
     a.candidates = t->cpus;
+    if (CpuSet big = biggestOf(host, a.candidates); big != a.candidates) a.biggest = big;
     if (CpuSet irq = irqCpus(nic); !irq.empty()) {
         a.rxCpu = irq.cpus().front();
         a.rxCpuSource = "RX IRQ";

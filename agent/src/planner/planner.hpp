@@ -62,6 +62,7 @@ struct AutoScope {
     unsigned rxCpu = 0;
     std::string rxCpuSource;  // "RX IRQ" or "busiest NET_RX CPU"
     CpuSet siblings, candidates;
+    CpuSet biggest;  // the biggest cores among the candidates where they differ in size; empty where alike
 };
 struct AutoSample;
 Result<AutoScope> autoScope(const Profile& profile, const Topology& host, const Nic& nic, const PlanOptions& opts,

@@ -412,3 +412,73 @@ TEST_CASE("auto: busy other CPUs: napi, where it is a candidate, is tried alone 
     CHECK(b.mode() == SteeringMode::kNone);
     CHECK(b.targets().empty());
 }
+
+TEST_CASE("auto: where the cores differ, RPS and XDP are each tried on the biggest cores alone and on all", "[auto][capacity]") {
+    // CPU 0 receives; CPUs 2-3 are the big ones (1 is little).
+    const CpuSet big = CpuSet::of({2, 3});
+    AutoSteer a(fast(kBoth));
+    AutoDecision e;
+    for (int i = 1; i <= 3; ++i) e = a.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly, big);
+    REQUIRE(e.decision == "enable");
+    CHECK(e.detail.find("trying rps_big, then rps, then xdp_big, then xdp (_big: the biggest cores 2-3 only), 10 s each") !=
+          std::string::npos);
+    REQUIRE(a.trials().size() == 4);
+    CHECK(a.mode() == SteeringMode::kRps);
+    CHECK(a.targets() == big);
+    REQUIRE(a.current());
+    CHECK(trialName(*a.current()) == "rps_big");
+    auto run = [&](int from, double pps) {
+        AutoDecision d;
+        for (int i = from + 1; i <= from + 10; ++i) {
+            d = a.step(sample(i, pps, 0.4, 0.8, 0.5), 0, kAll, kRxOnly, big);
+            if (!d.decision.empty()) break;
+        }
+        return d;
+    };
+    auto t = run(3, 150000);  // rps_big
+    CHECK(t.decision == "try");
+    CHECK(t.reason == "rps");
+    CHECK(t.changed);
+    CHECK(t.detail.find("rps_big: delivered 100000 -> 150000") != std::string::npos);
+    CHECK(t.detail.find("now trying rps (CPUs 1-3)") != std::string::npos);
+    CHECK(a.targets() == CpuSet::of({1, 2, 3}));
+    CHECK(run(13, 170000).reason == "xdp_big");  // rps over all
+    CHECK(a.mode() == SteeringMode::kXdp);
+    CHECK(a.targets() == big);
+    CHECK(run(23, 120000).reason == "xdp");
+    // XDP over all did worst: RPS over all (the second trial) is kept, with its targets.
+    auto k = run(33, 110000);
+    CHECK(k.decision == "keep");
+    CHECK(k.changed);
+    CHECK(k.detail.find("none 100000, rps_big 150000, rps 170000, xdp_big 120000, xdp 110000 packets/s delivered") !=
+          std::string::npos);
+    CHECK(k.detail.find("keeping rps to CPUs 1-3 (1.70x none)") != std::string::npos);
+    CHECK(a.mode() == SteeringMode::kRps);
+    CHECK(a.targets() == CpuSet::of({1, 2, 3}));
+    REQUIRE(a.current());
+    CHECK(trialName(*a.current()) == "rps");
+}
+
+TEST_CASE("auto: the big cores win: kept on them alone; alike cores or a napi trial get one trial each", "[auto][capacity]") {
+    const CpuSet big = CpuSet::of({2, 3});
+    AutoSteer a(fast());
+    for (int i = 1; i <= 3; ++i) a.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly, big);
+    REQUIRE(a.trials().size() == 2);
+    for (int i = 4; i <= 13; ++i) a.step(sample(i, 180000, 0.4, 0.8, 0.5), 0, kAll, kRxOnly, big);
+    AutoDecision k;
+    for (int i = 14; i <= 23 && k.decision.empty(); ++i) k = a.step(sample(i, 140000, 0.4, 0.8, 0.5), 0, kAll, kRxOnly, big);
+    CHECK(k.decision == "keep");
+    CHECK(k.changed);  // back from all to the big ones
+    CHECK(k.detail.find("keeping rps_big to CPUs 2-3") != std::string::npos);
+    CHECK(a.targets() == big);
+
+    // The big cores are all the targets there are (the receive CPU is the one little core): one trial.
+    AutoSteer b(fast());
+    for (int i = 1; i <= 3; ++i) b.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly, CpuSet::of({1, 2, 3}));
+    CHECK(b.trials().size() == 1);
+    // A NAPI kthread already goes to the biggest of its targets: napi has one trial.
+    AutoSteer n(fast({SteeringMode::kNapi}));
+    for (int i = 1; i <= 3; ++i) n.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly, big);
+    REQUIRE(n.trials().size() == 1);
+    CHECK(n.targets() == CpuSet::of({1, 2, 3}));
+}

@@ -12,6 +12,7 @@
 #include "cli/detect_output.hpp"
 #include "cli/status.hpp"
 #include "metrics/metrics.hpp"
+#include "planner/auto_steer.hpp"
 #include "planner/planner.hpp"
 
 using namespace rxtune;
@@ -212,4 +213,22 @@ TEST_CASE("detect, status and the metrics show each CPU's capacity and class", "
     prometheus::TextSerializer().Serialize(text, m.registry()->Collect());
     CHECK(text.str().find("rxtune_cpu_capacity{cpu=\"7\"} 410") != std::string::npos);
     CHECK(text.str().find("rxtune_cpu_class_info{class=\"big\",core_type=\"\",cpu=\"12\"} 1") != std::string::npos);
+}
+
+TEST_CASE("mode auto's scope names the biggest cores where the targets differ in size, none where alike", "[capacity][auto]") {
+    const Profile auto_ = profileOf("steering:\n  mode: auto\n  cpus: all\n");
+    const HostSnapshot gb10 = snap("gb10-big-little");
+    const Nic& nic = gb10.nics.front();
+    auto scope = autoScope(auto_, gb10.host, nic, {}, AutoSample{});
+    REQUIRE(scope);
+    CHECK(scope->candidates == CpuSet::range(0, 19));
+    CHECK(scope->biggest == *CpuSet::parseList("0-4,10-14"));
+    // Already the big cores only: nothing to trial against.
+    scope = autoScope(profileOf("steering:\n  mode: auto\n  cpus: big\n"), gb10.host, nic, {}, AutoSample{});
+    REQUIRE(scope);
+    CHECK(scope->biggest.empty());
+    const HostSnapshot soc = snap("soc-4core-one-capacity");
+    scope = autoScope(auto_, soc.host, soc.nics.front(), {}, AutoSample{});
+    REQUIRE(scope);
+    CHECK(scope->biggest.empty());
 }
