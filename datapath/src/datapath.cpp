@@ -27,6 +27,8 @@
 #include <rte_udp.h>
 #include <systemd/sd-daemon.h>
 
+#include <filesystem>
+
 #include "fanout.hpp"
 #include "flow.hpp"
 #include "host.hpp"
@@ -34,6 +36,26 @@
 #include "sys/vhost_net.hpp"
 
 namespace rxtune::dp {
+
+namespace {
+
+// virtio-user is DPDK's virtio PMD, which a shared DPDK build (Debian's) loads from its plugin
+// directory at rte_eal_init, from a package of its own (librte-net-virtio23). Without it EAL only
+// says it cannot parse the vdev; asked here first, auto takes the TAP and says why.
+Result<void> probeVirtioPmd() {
+#ifdef RTE_EAL_PMD_PATH
+    const std::string dir = RTE_EAL_PMD_PATH;
+    if (dir.empty()) return {};
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+        if (e.path().filename().string().starts_with("librte_net_virtio.so")) return {};
+    return fail(ENOENT, "check", dir, "DPDK's virtio PMD (librte_net_virtio.so, Debian: librte-net-virtio23) is not installed");
+#else
+    return {};  // a static build: the PMDs are linked in
+#endif
+}
+
+}  // namespace
 
 namespace {
 
@@ -523,7 +545,10 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
                         "MTU " + std::to_string(mtu) + " is larger than af_packet's default 2048-byte frames: add framesz= to the device string");
     }
     if (mtu == 0) mtu = 1500;
-    auto exception = chooseExceptionPath(c, [&] { return probeVhostNet(c.vhostNet); });
+    auto exception = chooseExceptionPath(c, [&]() -> Result<void> {
+        if (auto pmd = probeVirtioPmd(); !pmd) return pmd;
+        return probeVhostNet(c.vhostNet);
+    });
     if (!exception) return failWith(exception.error());
     log(SD_NOTICE, "exception path: " + exception->kind + " (" + exception->why + "), " + std::to_string(c.workerCpus.size()) + " queues");
     const std::string tapVdev = exception->port;
