@@ -23,7 +23,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test cross-arm64 clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test cross-arm64 vm-test-arm64 clean
 
 all: build
 
@@ -130,6 +130,15 @@ vm-test: build
 # (packaging/cross/arm64.sh; output in build-arm64/).
 cross-arm64: deps
 	packaging/cross/arm64.sh
+
+# The arm64 booted lab (docs/ARM64.md): those .debs installed on Debian 12 arm64 with systemd as
+# PID 1 under qemu-system-aarch64 (virt, TCG), the vCPUs given two capacities by the device tree;
+# the image is built with qemu-user through binfmt_misc, mounted for the build only and restored.
+ARM64_LAB_PACKAGES := qemu-system-arm qemu-user-static arch-test device-tree-compiler
+vm-test-arm64: cross-arm64
+	@$(call install_missing,$(ARM64_LAB_PACKAGES))
+	python3 tests/vm/arm64_lab.py $(BUILD) "$$(ls build-arm64/debs/rxtune_*_arm64.deb)" \
+	  "$$(ls build-arm64/debs/rxtune-datapath_*_arm64.deb)" --json $(BUILD)/vm-matrix-arm64.json
 
 # Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.
 deb: deps

@@ -103,8 +103,11 @@ def main() -> int:
     # Right after the write the vector is still served on its old CPU (it moves at its next
     # interrupt; e1000e's watchdog raises one within about 2 s): apply says so instead of failing.
     pending_line = f"pending eth1 irq {irq} " if e == "eth1" else f"pending {e} irq {irq} "
+    # (A busy host slows the guest: the interrupt can come between apply's write and its read-back,
+    # and then the move has landed and is not pending; it must have landed by the time apply returns.)
     c.check("apply reports the move as pending until the next interrupt (or it had landed already)",
-            (pending_line in a.out and "until its next interrupt" in a.out) or eff == target, a.out)
+            (pending_line in a.out and "until its next interrupt" in a.out) or eff == target or eff_after == target,
+            a.out + f"\nafter apply: affinity {aff_after}, effective {eff_after}")
     ve = boot["verify_early"]
     if eff_after != target:
         c.check("verify before the next interrupt: not drift, the move is pending", ve.rc == 0 and "pending" in ve.out, ve.out)

@@ -61,13 +61,45 @@ metrics_interval: 2s
 on_stop: revert
 """
 
-SCENARIO = r"""
+# What the scenarios of both labs (this one, arm64_lab.py) use.
+HELPERS = r"""
+irq_of() { grep -E " $1\$" /proc/interrupts | cut -d: -f1 | tr -d ' '; }
+# A command (not a function), so that `sh -c "scrape | grep ..."` has it too.
+printf '#!/bin/sh\nexec curl -s --max-time 5 http://127.0.0.1:9867/metrics\n' > /usr/local/bin/scrape
+chmod +x /usr/local/bin/scrape
+wait_for() { t=$1; shift; i=0; while [ $i -lt $((t * 5)) ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; i=$((i + 1)); done; return 1; }
+applied() { scrape | grep -qE '^rxtune_applies_total\{result="(changed|unchanged)"\} [1-9]'; }
+# Frames into each NIC: ARP requests for QEMU's gateway, whose replies raise the NIC's RX
+# interrupt. -D (sender 0.0.0.0): a NIC without an address asks too, and QEMU answers.
+traffic() { for d in "$@"; do arping -D -c 2 -w 3 -I "$d" 10.0.2.2 >/dev/null 2>&1; done; }
+# The running daemon's profile switched to XDP steering (native asked for) and back: in place, or
+# the daemon says why not. $1: seconds to wait for each switch; $V: the virtio-net.
+xdp_round() {
+  sed "s/@V@/$V/" /lab/xdp.yaml > /etc/rxtune/lab.yaml
+  wait_for $1 sh -c "ip -o link show $V | grep -q xdp || journalctl -u rxtune -b --no-pager | grep -qi 'xdp.*\(fail\|not\|refus\)'"
+  sleep 3
+  step xdp_link ip -d link show $V
+  step xdp_log sh -c "journalctl -u rxtune -b --no-pager | grep -i xdp | tail -5"
+  step xdp_metrics sh -c "scrape | grep -E '^rxtune_(cpumap_packets_total|bpf_info|settings|applies_total)'"
+  sed "s/@V@/$V/" /lab/lab.yaml > /etc/rxtune/lab.yaml
+  wait_for $1 sh -c "! ip -o link show $V | grep -q xdp"
+}
+# XDP steering in generic mode from the CLI onto $1 (a steering.cpus value), and reverted.
+xdpg_round() {
+  printf 'match:\n  interfaces: [%s]\nsteering:\n  mode: xdp\n  cpus: %s\n  xdp: {mode: generic}\n' "$V" "$1" > /etc/rxtune/xdpg.yaml
+  step xdpg_apply rxtune apply -p /etc/rxtune/xdpg.yaml
+  step xdpg_link ip -d link show $V
+  step xdpg_revert rxtune revert
+  step xdpg_after ip -o link show $V
+}
+"""
+
+SCENARIO = HELPERS + r"""
 mkdir -p /var/lib/rxtune-lab
 PHASE=$(cat /var/lib/rxtune-lab/phase 2>/dev/null || echo 1)
 # QEMU's rtl8139 is an RTL8139C+: 8139cp claims it where loaded, else 8139too.
 V=$(dev_of virtio_net); E=$(dev_of e1000e); R=$(dev_of 8139cp); [ -n "$R" ] || R=$(dev_of 8139too)
 VIRTIO=$(basename "$(readlink /sys/class/net/$V/device)")
-irq_of() { grep -E " $1\$" /proc/interrupts | cut -d: -f1 | tr -d ' '; }
 VIN=$(irq_of "$VIRTIO-input.0"); ERX=$(irq_of "$E-rx-0")
 # What rxtune may change, for before/after comparisons.
 knobs() {
@@ -78,14 +110,6 @@ knobs() {
   for i in $VIN $ERX; do echo "irq$i $(cat /proc/irq/$i/smp_affinity_list)"; done
   echo "xdp $(ip -o link show $V | grep -o 'xdp[a-z]*' | head -1)"
 }
-# A command (not a function), so that `sh -c "scrape | grep ..."` has it too.
-printf '#!/bin/sh\nexec curl -s --max-time 5 http://127.0.0.1:9867/metrics\n' > /usr/local/bin/scrape
-chmod +x /usr/local/bin/scrape
-wait_for() { t=$1; shift; i=0; while [ $i -lt $((t * 5)) ]; do "$@" >/dev/null 2>&1 && return 0; sleep 0.2; i=$((i + 1)); done; return 1; }
-applied() { scrape | grep -qE '^rxtune_applies_total\{result="(changed|unchanged)"\} [1-9]'; }
-# Frames into each NIC: ARP requests for QEMU's gateway, whose replies raise the NIC's RX
-# interrupt. -D (sender 0.0.0.0): a NIC without an address asks too, and QEMU answers.
-traffic() { for d in "$@"; do arping -D -c 2 -w 3 -I "$d" 10.0.2.2 >/dev/null 2>&1; done; }
 
 if [ "$PHASE" = 1 ]; then
 step uname uname -r
@@ -115,15 +139,7 @@ step reload systemctl reload rxtune
 step reload_metric sh -c "scrape | grep '^rxtune_config_reload_total'"
 sed -i 's/">= 300000"/">= 400000"/' /etc/rxtune/lab.yaml
 step followed wait_for 30 sh -c 'test "$(cat /proc/sys/net/core/netdev_max_backlog)" = 400000'
-# XDP steering, native asked for: in place, or the daemon says why not.
-sed "s/@V@/$V/" /lab/xdp.yaml > /etc/rxtune/lab.yaml
-wait_for 30 sh -c "ip -o link show $V | grep -q xdp || journalctl -u rxtune -b --no-pager | grep -qi 'xdp.*\(fail\|not\|refus\)'"
-sleep 3
-step xdp_link ip -d link show $V
-step xdp_log sh -c "journalctl -u rxtune -b --no-pager | grep -i xdp | tail -5"
-step xdp_metrics sh -c "scrape | grep -E '^rxtune_(cpumap_packets_total|bpf_info|settings|applies_total)'"
-sed "s/@V@/$V/" /lab/lab.yaml > /etc/rxtune/lab.yaml
-wait_for 30 sh -c "! ip -o link show $V | grep -q xdp"
+xdp_round 30
 # The unit's seccomp filter with kill instead of EPERM: a syscall it refuses ends the daemon,
 # and the kernel logs it (type=1326).
 mkdir -p /etc/systemd/system/rxtune.service.d
@@ -210,12 +226,7 @@ step napi_detect rxtune detect --json -i $V
 step napi_verify rxtune verify
 step napi_revert rxtune revert
 step napi_after sh -c "cat /sys/class/net/$V/threaded /sys/class/net/$V/gro_flush_timeout /sys/class/net/$V/napi_defer_hard_irqs; pgrep -c '^napi/$V' || true"
-# XDP steering in generic mode, from the CLI.
-printf 'match:\n  interfaces: [%s]\nsteering:\n  mode: xdp\n  cpus: all\n  xdp: {mode: generic}\n' "$V" > /etc/rxtune/xdpg.yaml
-step xdpg_apply rxtune apply -p /etc/rxtune/xdpg.yaml
-step xdpg_link ip -d link show $V
-step xdpg_revert rxtune revert
-step xdpg_after ip -o link show $V
+xdpg_round all
 # The shipped default profile's plan: what this kernel lacks is skipped with its reason.
 step plan_default rxtune plan
 echo "@@DONE"
@@ -281,6 +292,24 @@ def flood(port: int, seconds: float, stop: threading.Event, sent: list[int]) -> 
     sent.append(n)
 
 
+def flood_when_ready(results: Path, port: int, seconds: float) -> tuple[threading.Thread, threading.Event, list[int]]:
+    """A thread that floods `port` for `seconds` once the guest says "flood_ready" on its results
+    channel; set the event to end it early. The list gets the number of datagrams sent."""
+    stop = threading.Event()
+    sent: list[int] = []
+
+    def flooder() -> None:
+        while not stop.is_set():
+            if results.exists() and "@@BEGIN flood_ready" in results.read_text(errors="replace"):
+                flood(port, seconds, stop, sent)
+                return
+            time.sleep(0.5)
+
+    t = threading.Thread(target=flooder, daemon=True)
+    t.start()
+    return t, stop, sent
+
+
 def free_udp_port() -> int:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", 0))
@@ -302,20 +331,7 @@ def check_kernel(c: vmlab.Checks, image: vmlab.SystemImage | None, series: str, 
     guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci", "e1000e", "rtl8139"], hostfwd=[f"udp:127.0.0.1:{port}-:5555"])
     files = {"rxtune.deb": deb, "lab.yaml": LAB_PROFILE, "xdp.yaml": XDP_PROFILE, "rxtune.yaml": DAEMON_CONFIG}
     scenario = SCENARIO.replace("@FLOOD_WAIT@", str(FLOOD_SECONDS + 4))
-    results = work / "results.log"
-    stop = threading.Event()
-    sent: list[int] = []
-
-    def flooder() -> None:
-        # The guest says when it is ready for the flood on its results port.
-        while not stop.is_set():
-            if results.exists() and "@@BEGIN flood_ready" in results.read_text(errors="replace"):
-                flood(port, FLOOD_SECONDS, stop, sent)
-                return
-            time.sleep(0.5)
-
-    t = threading.Thread(target=flooder, daemon=True)
-    t.start()
+    t, stop, sent = flood_when_ready(work / "results.log", port, FLOOD_SECONDS)
     print(f"guest: Debian 12, kernel {kernel}, 4 vCPUs in 2 NUMA nodes, virtio-net + e1000e + rtl8139, systemd as PID 1")
     try:
         boot = guest.boot(scenario, files, work)

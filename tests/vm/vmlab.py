@@ -29,6 +29,7 @@ import stat
 import subprocess
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -267,13 +268,25 @@ def parse_results(text: str) -> tuple[dict[str, Step], bool]:
 
 
 def machine_args(cpus: int, memory_mb: int, numa_nodes: int, nics: list[str], console: Path, results: Path,
-                 hostfwd: list[str] | None = None) -> list[str]:
-    """QEMU's machine: q35 under TCG (KVM where /dev/kvm exists), the vCPUs split evenly over the
-    NUMA nodes, the two serial ports, and each NIC on a user network of its own."""
-    accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
-    args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
-            "-smp", str(cpus), "-m", str(memory_mb), "-nodefaults", "-display", "none", "-monitor", "none",
-            "-serial", f"file:{console}", "-serial", f"file:{results}"]
+                 hostfwd: list[str] | None = None, arch: str = "amd64") -> list[str]:
+    """QEMU's machine: q35 (amd64) or virt (arm64) under TCG (KVM where /dev/kvm exists and the
+    guest is this host's architecture), the vCPUs split evenly over the NUMA nodes, the console and
+    the results channel, and each NIC on a user network of its own."""
+    if arch == "arm64":
+        # virt with GICv3 (its ITS gives PCI devices MSI-X, as on a server); `max` with the
+        # implementation-defined pointer-auth algorithm, which TCG runs far faster than QARMA.
+        # virt has one UART (the console): results go through a virtio-serial port named
+        # "results" (/dev/virtio-ports/results in the guest).
+        args = ["qemu-system-aarch64", "-machine", "virt,gic-version=3", "-cpu", "max,pauth-impdef=on",
+                "-smp", str(cpus), "-m", str(memory_mb), "-nodefaults", "-display", "none", "-monitor", "none",
+                "-serial", f"file:{console}", "-device", "virtio-serial-pci,id=vs",
+                "-chardev", f"file,id=results,path={results}", "-device", "virtserialport,bus=vs.0,chardev=results,name=results",
+                "-device", "virtio-rng-pci"]
+    else:
+        accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+        args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
+                "-smp", str(cpus), "-m", str(memory_mb), "-nodefaults", "-display", "none", "-monitor", "none",
+                "-serial", f"file:{console}", "-serial", f"file:{results}"]
     if numa_nodes > 1:
         per_mem, per_cpu = memory_mb // numa_nodes, cpus // numa_nodes
         for n in range(numa_nodes):
@@ -390,6 +403,14 @@ RequiredForOnline=no
 """
 
 
+# The modules a lab guest's initramfs needs to mount its root (MODULES=list: foreign images).
+INITRAMFS_HOOK = """#!/bin/sh
+case "$1" in prereqs) exit 0;; esac
+. /usr/share/initramfs-tools/hook-functions
+manual_add_modules virtio_pci virtio_mmio virtio_blk ext4
+"""
+
+
 def sources() -> list[str]:
     out = []
     for f in ["/etc/apt/sources.list"] + sorted(str(p) for p in Path("/etc/apt/sources.list.d").glob("*")):
@@ -424,23 +445,85 @@ def deb_depends(deb: Path) -> list[str]:
     return sorted(set(names))
 
 
-def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("6.1", "6.12")) -> SystemImage:
-    """A Debian 12 system with `packages` and the kernels of `kernels` ("6.1": Debian 12's own,
-    "6.12": bookworm-backports'), as a raw ext4 image; built once per content (suite, packages,
-    kernel packages, recipe) and kept in cache."""
+# binfmt_misc entries for a foreign root's maintainer scripts (qemu-user, Debian's qemu-user-static).
+BINFMT = {
+    "arm64": ("qemu-aarch64", "/usr/bin/qemu-aarch64-static",
+              r"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00",
+              r"\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff"),
+}
+BINFMT_DIR = Path("/proc/sys/fs/binfmt_misc")
+
+
+def host_arch() -> str:
+    return run(["dpkg", "--print-architecture"]).stdout.strip()
+
+
+@contextmanager
+def foreign_binfmt(arch: str):
+    """While a root of `arch` is built: its programs run through qemu-user, which the kernel starts
+    by binfmt_misc (mmdebstrap runs the packages' maintainer scripts in the root).
+
+    binfmt_misc is host-global and this host has it unmounted: it is mounted and the one entry
+    registered (flag F: the interpreter is opened now, so the root needs no copy of it) for the
+    build only; then the entry is removed and binfmt_misc unmounted, as far as they were not there
+    before, and that they are as they were is checked."""
+    if arch == host_arch():
+        yield
+        return
+    if arch not in BINFMT:
+        raise LabError(f"no binfmt_misc entry for {arch} (the lab knows {sorted(BINFMT)})")
+    name, interpreter, magic, mask = BINFMT[arch]
+    if not os.access(interpreter, os.X_OK):
+        raise LabError(f"{interpreter} is missing (apt-get install qemu-user-static)")
+    entry = BINFMT_DIR / name
+    was_mounted = os.path.ismount(BINFMT_DIR)
+    if not was_mounted:
+        run(["mount", "-t", "binfmt_misc", "binfmt_misc", str(BINFMT_DIR)])
+    was_registered = entry.exists()
+    try:
+        if not was_registered:
+            (BINFMT_DIR / "register").write_text(f":{name}:M::{magic}:{mask}:{interpreter}:F")
+        yield
+    finally:
+        if not was_registered and entry.exists():
+            entry.write_text("-1")
+        if not was_mounted:
+            run(["umount", str(BINFMT_DIR)])
+        if os.path.ismount(BINFMT_DIR) != was_mounted or (was_mounted and entry.exists() != was_registered):
+            raise LabError(f"binfmt_misc was not restored: mounted {os.path.ismount(BINFMT_DIR)} (was {was_mounted})")
+
+
+def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("6.1", "6.12"),
+                 arch: str = "amd64") -> SystemImage:
+    """A Debian 12 system of `arch` (amd64, arm64) with `packages` and the kernels of `kernels`
+    ("6.1": Debian 12's own, "6.12": bookworm-backports'), as a raw ext4 image; built once per
+    content (suite, architecture, packages, kernel packages, recipe) and kept in cache."""
     include = sorted(set(SYSTEM_PACKAGES + packages))
     for series in kernels:
         if series == "6.1":
+            # The amd64 metapackage names the ABI (linux-image-6.1.0-57-amd64); the arm64 package of
+            # the same upload has the same ABI (this host has no arm64 package lists to ask).
             k61 = re.search(r"Depends: (linux-image-[0-9][^\s]*)", run(["apt-cache", "depends", "linux-image-amd64"]).stdout)
             if not k61:
                 raise LabError("linux-image-amd64: no kernel package in apt-cache depends (run apt-get update?)")
-            include.append(k61.group(1))
+            include.append(k61.group(1).removesuffix("-amd64") + f"-{arch}")
         elif series == "6.12":
-            include.append("linux-image-amd64/bookworm-backports")
+            include.append(f"linux-image-{arch}/bookworm-backports")
         else:
             raise LabError(f"kernel {series}: the lab has Debian 12's 6.1 and bookworm-backports' 6.12")
-    key = hashlib.sha256(repr((IMAGE_RECIPE, include, LAB_UNIT, NETWORK)).encode()).hexdigest()[:16]
-    d = cache / f"system-{key}"
+    # A foreign root's initramfs is made under qemu-user, where Debian's MODULES=most (a fork per
+    # module, twice: at the kernel's install and at initramfs-tools' trigger) took 40 minutes: it
+    # gets only what the lab's guest boots from (virtio, ext4), added by a hook of its own.
+    essential = [] if arch == host_arch() else [
+        'mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/etc/initramfs-tools/hooks"',
+        'echo MODULES=list > "$1/etc/initramfs-tools/conf.d/lab"',
+        f"printf '%s' '{INITRAMFS_HOOK}' > \"$1/etc/initramfs-tools/hooks/lab\"",
+        'chmod 755 "$1/etc/initramfs-tools/hooks/lab"',
+    ]
+    # (amd64's key is what it was before arm64 images existed: its cached image stays valid.)
+    what = (IMAGE_RECIPE, include, LAB_UNIT, NETWORK) + ((arch, essential) if arch != "amd64" else ())
+    key = hashlib.sha256(repr(what).encode()).hexdigest()[:16]
+    d = cache / f"system-{key}" if arch == "amd64" else cache / f"system-{arch}-{key}"
     meta = d / "kernels.txt"
     if not meta.exists():
         if d.exists():
@@ -458,12 +541,16 @@ def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("
             'man-db.timer dpkg-db-backup.timer systemd-networkd-wait-online.service',
             'rm -rf "$1"/var/cache/apt/archives/*.deb',
         ]
-        cmd = ["mmdebstrap", "--quiet", "--variant=minbase", "--format=directory", "--include=" + ",".join(include)]
+        cmd = ["mmdebstrap", "--quiet", "--variant=minbase", "--format=directory", f"--architectures={arch}",
+               "--include=" + ",".join(include)]
+        for h in essential:
+            cmd.append("--essential-hook=" + h)
         for h in hooks:
             cmd.append("--customize-hook=" + h)
         cmd += ["bookworm", str(root)] + sources() + [BACKPORTS]
         t0 = time.monotonic()
-        subprocess.run(cmd, check=True)
+        with foreign_binfmt(arch):
+            subprocess.run(cmd, check=True)
         boot = d / "boot"
         boot.mkdir()
         lines = []
@@ -499,6 +586,16 @@ def lab_disk(files: dict[str, Path | str], out: Path) -> None:
         run(["mkfs.ext4", "-q", "-L", "lab", "-d", t, "-F", str(out), "64M"])
 
 
+# The run's first script: where results go. amd64: the second UART; arm64 (virt has one UART):
+# the virtio-serial port "results", once udev has made its link.
+BOOT_SH = {
+    "amd64": "exec sh /lab/run.sh > /dev/ttyS1 2>&1\n",
+    "arm64": "modprobe virtio_console 2>/dev/null\n"
+             "i=0; while [ ! -e /dev/virtio-ports/results ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done\n"
+             "exec sh /lab/run.sh > /dev/virtio-ports/results 2>&1\n",
+}
+
+
 @dataclass
 class SystemGuest:
     image: SystemImage
@@ -508,6 +605,30 @@ class SystemGuest:
     numa_nodes: int = 2
     memory_mb: int = 1536
     hostfwd: list[str] = field(default_factory=list)  # "udp:127.0.0.1:5555-:5555" on the first NIC
+    arch: str = "amd64"  # the image's
+    dtb: Path | None = None  # a device tree of the run's own (arm64): see dumpdtb()
+
+    def args(self, console: Path, results: Path, disk: Path) -> list[str]:
+        vmlinuz, initrd = self.image.kernels[self.kernel]
+        tty = "ttyAMA0" if self.arch == "arm64" else "ttyS0"
+        return machine_args(self.cpus, self.memory_mb, self.numa_nodes, self.nics, console, results, self.hostfwd, self.arch) + [
+            "-snapshot", "-kernel", str(vmlinuz), "-initrd", str(initrd),
+            "-append", f"root=/dev/vda rw console={tty} loglevel=4 systemd.show_status=false net.ifnames=0 panic=-1",
+            "-drive", f"file={self.image.image},format=raw,if=virtio",
+            "-drive", f"file={disk},format=raw,if=virtio,readonly=on"] + (["-dtb", str(self.dtb)] if self.dtb else [])
+
+    def dumpdtb(self, out: Path, workdir: Path) -> str:
+        """The device tree QEMU gives this guest (arm64), as source: to be changed and passed back
+        with `dtb` (QEMU still fills in /chosen and the memory on boot)."""
+        workdir.mkdir(parents=True, exist_ok=True)
+        disk = workdir / "lab.img"
+        lab_disk({}, disk)
+        args = self.args(workdir / "console.log", workdir / "results.log", disk)
+        m = args.index("-machine")
+        args[m + 1] += f",dumpdtb={out}"
+        args = [a for i, a in enumerate(args) if a != "-dtb" and (i == 0 or args[i - 1] != "-dtb")]
+        run(args)
+        return run(["dtc", "-q", "-I", "dtb", "-O", "dts", str(out)]).stdout
 
     def boot(self, scenario: str, files: dict[str, Path | str], workdir: Path, timeout: float = 900) -> Boot:
         """Boots the image (-snapshot: the image is never written; a reboot inside the guest keeps
@@ -517,13 +638,8 @@ class SystemGuest:
         for p in (console, results):
             p.unlink(missing_ok=True)
         # boot.sh, not the image's unit, says where the results go: the image stays as it is.
-        lab_disk({"boot.sh": "exec sh /lab/run.sh > /dev/ttyS1 2>&1\n", "run.sh": SCENARIO_HEAD + scenario, **files}, disk)
-        vmlinuz, initrd = self.image.kernels[self.kernel]
-        args = machine_args(self.cpus, self.memory_mb, self.numa_nodes, self.nics, console, results, self.hostfwd) + [
-            "-snapshot", "-kernel", str(vmlinuz), "-initrd", str(initrd),
-            "-append", "root=/dev/vda rw console=ttyS0 loglevel=4 systemd.show_status=false net.ifnames=0 panic=-1",
-            "-drive", f"file={self.image.image},format=raw,if=virtio",
-            "-drive", f"file={disk},format=raw,if=virtio,readonly=on"]
+        lab_disk({"boot.sh": BOOT_SH[self.arch], "run.sh": SCENARIO_HEAD + scenario, **files}, disk)
+        args = self.args(console, results, disk)
         t0 = time.monotonic()
         proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         try:
