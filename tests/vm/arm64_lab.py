@@ -11,8 +11,9 @@ One boot: the .debs installed with apt; the kernel's capacities; detect (classes
 apply, verify, revert of a profile with `steering.cpus: big` and `irq.cpus: auto` (RPS on the big
 cores, the NIC's IRQ on a big one, the exact originals back); threaded NAPI with its kthread on the
 big cores; the daemon under its unit (READY=1, BPF softirq accounting, XDP steering native or the
-reason, generic from the CLI, stop restoring the originals); rxtune-dp with net_tap as its NIC and
---no-huge, traffic through it, its counters adding up.
+reason, generic from the CLI, stop restoring the originals); mode auto under a flood from this
+host; rxtune-dp with net_tap as its NIC and --no-huge, into a multi-queue TAP (virtio-user) and
+into a net_null vdev, traffic through it, its counters adding up.
 
 Usage: arm64_lab.py BUILD_DIR RXTUNE_DEB DATAPATH_DEB [--json OUT]
 Closes with one "N passed, N failed" line (the image is built once and cached in BUILD_DIR/vm-cache).
@@ -132,25 +133,30 @@ step denials sh -c "journalctl -b --no-pager | grep -iE 'operation not permitted
 # XDP steering in generic mode, from the CLI, onto the big cores.
 xdpg_round big
 
-# rxtune-dp: DPDK's net_tap as the NIC (its kernel side dpnic0), fanned out into a multi-queue
-# TAP (virtio-user where vhost-net works, as here), --no-huge. Frames the kernel sends on dpnic0
-# are what rxtune-dp receives. (timeout: a hung rxtune-dp ends the step, not the run.)
-timeout -s KILL 300 rxtune-dp --nic net_tap0,iface=dpnic0 --rx-cpu 2 --worker-cpus 2-3 --tap rxdp0 -- --no-huge -m 256 \
-  --log-level=lib.eal:warning > /tmp/dp.out 2> /tmp/dp.err &
-DP=$!
-wait_for 60 sh -c "grep -q 'rxtune-dp: running:' /tmp/dp.err || ! kill -0 $DP"
-ip link set dpnic0 up
-ip link set rxdp0 up
-ip addr add 10.99.0.1/24 dev dpnic0
-ip neigh replace 10.99.0.2 lladdr 02:00:00:00:00:02 dev dpnic0
-bash -c 'for i in $(seq 1 200); do echo "datagram $i" > /dev/udp/10.99.0.2/$((5000 + i % 16)); done' 2>/dev/null
-step dp_links sh -c "ip -o link show dpnic0; ip -o link show rxdp0; ls /sys/class/net/rxdp0/queues"
-sleep 2
-kill -TERM $DP
-wait $DP
-echo $? > /tmp/dp.rc
-step dp sh -c "cat /tmp/dp.out; echo rc=\$(cat /tmp/dp.rc)"
-step dp_err cat /tmp/dp.err
+# rxtune-dp: DPDK's net_tap as the NIC (its kernel side dpnic0), --no-huge. Frames the kernel
+# sends on dpnic0 are what rxtune-dp receives. Twice: fanned out into a multi-queue TAP
+# (virtio-user where vhost-net works, as here), then into a net_null vdev (tap.device).
+# (timeout: a hung rxtune-dp ends its step, not the run.)
+dp_round() {
+  name=$1; shift
+  timeout -s KILL 300 rxtune-dp --nic net_tap0,iface=dpnic0 --rx-cpu 2 --worker-cpus 2-3 "$@" -- --no-huge -m 256 \
+    --log-level=lib.eal:warning > /tmp/$name.out 2> /tmp/$name.err &
+  DP=$!
+  wait_for 60 sh -c "grep -q 'rxtune-dp: running:' /tmp/$name.err || ! kill -0 $DP"
+  ip link set dpnic0 up
+  ip addr add 10.99.0.1/24 dev dpnic0
+  ip neigh replace 10.99.0.2 lladdr 02:00:00:00:00:02 dev dpnic0
+  bash -c 'for i in $(seq 1 200); do echo "datagram $i" > /dev/udp/10.99.0.2/$((5000 + i % 16)); done' 2>/dev/null
+  step ${name}_links sh -c "ip -o link show dpnic0; ip -o link show rxdp0 && ls /sys/class/net/rxdp0/queues"
+  sleep 2
+  kill -TERM $DP
+  wait $DP
+  echo $? > /tmp/$name.rc
+  step $name sh -c "cat /tmp/$name.out; echo rc=\$(cat /tmp/$name.rc)"
+  step ${name}_err cat /tmp/$name.err
+}
+dp_round dp --tap rxdp0
+dp_round dp_null --tap-device net_null1,no-rx=1
 echo "@@DONE"
 sync
 systemctl poweroff
@@ -270,6 +276,11 @@ def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
        dp + boot["dp_err"].out[-2000:] + boot["dp_links"].out, "rxtune-dp (net_tap, --no-huge)")
     ok("rxtune-dp received the datagrams and fanned them out (counters add up)", int(counters.get("rx_packets", 0)) >= 200 and
        int(counters.get("to_tap", 0)) >= 200 and counters.get("mbufs_in_use") == "0", dp)
+    null = boot["dp_null"].out
+    nc = dict(re.findall(r"(\w+)=(\d+)", null))
+    ok("rxtune-dp into a net_null vdev (tap.device): runs, receives, its counters add up", nc.get("rc") == "0" and
+       int(nc.get("rx_packets", 0)) >= 200 and nc.get("mbufs_in_use") == "0", null + boot["dp_null_err"].out[-1500:],
+       "rxtune-dp (net_null tap.device)")
 
 
 def main() -> int:

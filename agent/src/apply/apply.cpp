@@ -258,6 +258,9 @@ bool rollback(const std::vector<Setting>& pending, const Executed& ran, const st
             if (!cur || sameValue(d.kind, *cur, rawBefore[k])) continue;
         }
         if (auto u = writeChecked(fs, d.key, d.id, d.path, d.kind, rawBefore[k], &plan); !u) {
+            // A device deleted meanwhile took its knobs with it (as readDropped treats them):
+            // nothing is left to put back, and no original needs keeping for it.
+            if (!d.key.device.empty() && (u.error().code == ENOENT || u.error().code == ENODEV) && !fs.exists(d.key, d.path)) continue;
             err.context.insert(err.context.begin(), "rollback also failed: " + u.error().message());
             all = false;
         }

@@ -47,9 +47,9 @@ void AutoControl::step(const Profile& profile, const FileTree& fs, const HostSna
     if (changed.empty()) return;
     // A candidate that cannot be put in place (someone else's XDP program on the device, no BPF)
     // fails the whole apply, whose writes are undone: those machines move on, and the plan is tried
-    // again, up to once per candidate.
+    // again, up to once per trial (a candidate has two where the cores differ in size: big, all).
     const double at = last_->at;
-    for (size_t attempt = 0; attempt <= profile.steering.autoThresholds.candidates.size(); ++attempt) {
+    for (size_t attempt = 0; attempt <= 2 * profile.steering.autoThresholds.candidates.size(); ++attempt) {
         for (const auto& [name, scope] : changed) {
             in_.targets[name] = machines_.at(name).targets();
             in_.modes[name] = machines_.at(name).mode();

@@ -65,6 +65,27 @@ private:
     int writes_ = 0;
 };
 
+// The device is deleted right after the first write to it lands, as `ip link del` would do
+// mid-apply: its directory goes, and every later write to it finds nothing.
+class VanishingTree : public FileTree {
+public:
+    VanishingTree(std::string root, std::string device) : FileTree(std::move(root)), device_(std::move(device)) {}
+    Result<void> write(const std::string& rel, const std::string& value) override {
+        auto w = FileTree::write(rel, value);
+        if (w && rel.find("class/net/" + device_ + "/") != std::string::npos && !gone_) {
+            std::filesystem::remove_all(full("sys/class/net/" + device_));
+            gone_ = true;
+        }
+        return w;
+    }
+    Result<std::unique_ptr<FileTree>> subtree(const std::string& rel) const override { return fail(ENOTSUP, "subtree", full(rel)); }
+    bool gone() const { return gone_; }
+
+private:
+    std::string device_;
+    bool gone_ = false;
+};
+
 // File-backed settings only: these plans have no XDP steering.
 Knobs knobsOf(FileTree& fs) { return Knobs(fs, nullptr); }
 
@@ -475,6 +496,27 @@ TEST_CASE("an undo that fails too keeps the journal, and revert puts every origi
         CHECK(test::contents(rig.tree.path()) == before);
         CHECK_FALSE(store.load().value().has_value());
     }
+}
+
+TEST_CASE("a device deleted mid-apply: the other writes undone, nothing kept for the device that is gone", "[apply]") {
+    Rig rig;
+    auto others = [](std::map<std::string, std::string> m) {  // the host but the deleted device
+        std::erase_if(m, [](const auto& kv) { return kv.first.find("class/net/enp2s0/") != std::string::npos; });
+        return m;
+    };
+    const auto before = others(test::contents(rig.tree.path()));
+    VanishingTree fs(rig.tree.path().string(), "enp2s0");
+    JournalStore store(rig.stateDir);
+    auto r = applyPlan(rig.makePlan(), knobsOf(fs), store, "t");
+    REQUIRE(fs.gone());
+    REQUIRE_FALSE(r);
+    const std::string msg = r.error().message();
+    INFO(msg);
+    CHECK(msg.find("apply failed, this apply's writes were undone") == 0);
+    CHECK(msg.find("enp2s0") != std::string::npos);
+    CHECK(msg.find("rollback also failed") == std::string::npos);
+    CHECK(others(test::contents(rig.tree.path())) == before);
+    CHECK_FALSE(store.load().value().has_value());  // no original kept for a device that cannot come back
 }
 
 TEST_CASE("every family's write is undone when a later step of the same apply fails", "[apply]") {

@@ -12,15 +12,15 @@ namespace {
 // The story's host; its NIC's receive CPU runs flat out in NET_RX, the others idle. Every call is
 // one second later with `pps` more delivered.
 struct Host {
-    test::TempTree tree{"story-20cpu-single-queue"};
+    test::TempTree tree;
     FileTree fs{tree.path().string()};
     test::FakeNetlink nl{tree.path()};
     HostSnapshot snap = takeSnapshot(fs, nl, {}).value();
     unsigned rx = 0;
     AutoRaw raw;
 
-    Host() {
-        const Nic& nic = snap.nics.front().name == "enp2s0" ? snap.nics.front() : snap.nics.back();
+    explicit Host(const std::string& scenario = "story-20cpu-single-queue", const std::string& name = "enp2s0") : tree(scenario) {
+        const Nic& nic = snap.nics.front().name == name ? snap.nics.front() : snap.nics.back();
         auto irq = irqCpus(nic).cpus();
         if (!irq.empty()) rx = irq.front();
         raw.stack = StackCounters{};
@@ -94,4 +94,29 @@ TEST_CASE("auto control: an idle host is left alone", "[daemon][auto]") {
     CHECK(applies == 0);
     REQUIRE(control.machine("enp2s0"));
     CHECK(control.machine("enp2s0")->state() == AutoState::kOff);
+}
+
+TEST_CASE("auto control: on big and little cores every trial gets its apply; all failing ends in one undo", "[daemon][auto][capacity]") {
+    Host host("gb10-big-little", "enP7s7");
+    REQUIRE(host.rx == 7);  // the RTL8127's IRQ, on a little core
+    Metrics metrics("test");
+    AutoControl control(metrics);
+    const Profile profile = autoProfile();
+    std::vector<AutoInputs> applies;
+    // Nothing can be put in place: xdp_big, xdp, rps_big, rps are each tried, then all undone.
+    auto apply = [&](const AutoInputs& in) {
+        applies.push_back(in);
+        return in.targets.at("enP7s7").empty();
+    };
+    for (int i = 0; i < 6 && applies.empty(); ++i) control.step(profile, host.fs, host.snap, host.next(100000), {"enP7s7"}, apply);
+    REQUIRE(applies.size() == 5);
+    const CpuSet big = *CpuSet::parseList("0-4,10-14");
+    CHECK(applies[0].modes.at("enP7s7") == SteeringMode::kXdp);
+    CHECK((applies[0].targets.at("enP7s7") - big).empty());
+    CHECK_FALSE((applies[1].targets.at("enP7s7") - big).empty());
+    CHECK(applies[2].modes.at("enP7s7") == SteeringMode::kRps);
+    CHECK((applies[2].targets.at("enP7s7") - big).empty());
+    CHECK(applies[4].targets.at("enP7s7").empty());
+    REQUIRE(control.machine("enP7s7"));
+    CHECK(control.machine("enP7s7")->state() == AutoState::kBackoff);
 }
