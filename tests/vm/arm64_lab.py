@@ -33,6 +33,9 @@ import system_lab  # noqa: E402
 import vmlab  # noqa: E402
 
 LITTLE, BIG = [0, 1], [2, 3]
+# In the image beside the packages' dependencies: DPDK's null PMD, the tap.device the lab (and
+# rxtune-dp's benchmarks) fan out into; not a dependency of rxtune-datapath.
+LAB_PACKAGES = ["librte-net-null23"]
 CAPACITY = {0: 410, 1: 410, 2: 1024, 3: 1024}
 
 BIG_PROFILE = """match:
@@ -301,7 +304,8 @@ def main() -> int:
         return c.close()
     debs = [Path(a.deb).resolve(), Path(a.dp_deb).resolve()]
     t0 = time.monotonic()
-    image = vmlab.system_image(build / "vm-cache", sorted({p for d in debs for p in vmlab.deb_depends(d)}), ("6.1",), arch="arm64")
+    image = vmlab.system_image(build / "vm-cache", sorted({p for d in debs for p in vmlab.deb_depends(d)} | set(LAB_PACKAGES)), ("6.1",),
+                               arch="arm64")
     kernel = image.kernel("6.1")
     print(f"arm64 system image ready in {time.monotonic() - t0:.0f} s; kernel {kernel}")
     port = system_lab.free_udp_port()
