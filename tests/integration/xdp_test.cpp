@@ -191,8 +191,8 @@ TEST_CASE("a failed apply detaches the XDP steering it installed, and keeps no j
         const Knobs knobs(fs, &xdp, nullptr, nl->get());
         Plan p;
         p.profile = "undo-test";
-        p.settings.push_back(makeSetting(xdpFamily(), {Family::kXdp, "xa0", "steering"}, ValueKind::kXdp, "", "cpus=0 mode=generic qsize=2048", "t"));
-        p.settings.push_back(makeSetting(ringsFamily(), {Family::kRings, "xa0", "rx"}, ValueKind::kInteger, "256", "512", "t", "256"));
+        p.settings.push_back(makeSetting(xdpFamily(), {"xdp", "xa0", "steering"}, ValueKind::kXdp, "", "cpus=0 mode=generic qsize=2048", "t"));
+        p.settings.push_back(makeSetting(ringsFamily(), {"rings", "xa0", "rx"}, ValueKind::kInteger, "256", "512", "t", "256"));
         const JournalStore store((dir / "state").string());
         auto r = applyPlan(p, knobs, store, "t");
         REQUIRE_FALSE(r);

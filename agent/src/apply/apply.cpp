@@ -360,7 +360,7 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         std::sort(ran.refused.begin(), ran.refused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         std::set<std::string> refusedPaths;
         for (const auto& [i, e] : ran.refused) {
-            report.refused.push_back({st.pending[i].id, "the kernel refuses it: " + e.message()});
+            report.refused.push_back({st.pending[i].id, "the kernel refuses it: " + e.message(), st.pending[i].key});
             refusedPaths.insert(st.pending[i].path);
         }
         std::erase_if(j.applied, [&](const Setting& s) { return refusedPaths.count(s.path) > 0; });

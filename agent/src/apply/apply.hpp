@@ -54,7 +54,12 @@ struct ApplyReport {
     // plan changed its mind (irq.cpus auto chose another CPU, a reload). The others put back what
     // someone else changed (drift, a device reset).
     std::set<std::string> newValues;
-    std::vector<Skip> refused;  // writes the kernel refused for a reason of the knob's own (a managed IRQ): skipped
+    // Writes the kernel refused for a reason of the knob's own (a managed IRQ): skipped.
+    struct Refused {
+        std::string id, reason;
+        KnobKey key;
+    };
+    std::vector<Refused> refused;
     std::vector<PendingEffect> pending;  // written and read back, not in effect yet (an IRQ until its next interrupt)
     bool resumedInterrupted = false;  // the journal showed an apply that never finished
 };

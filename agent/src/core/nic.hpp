@@ -1,7 +1,9 @@
 // Value types describing one network interface as detect sees it.
 #pragma once
 
+#include <any>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,14 +28,6 @@ struct Rings {
     bool supported = false;
     std::string error;
     std::uint32_t rx = 0, rxMax = 0, tx = 0, txMax = 0;
-};
-
-// Interrupt coalescing (ETHTOOL_MSG_COALESCE_GET): what the driver reports, absent what it does not.
-struct Coalesce {
-    bool supported = false;
-    std::string error;
-    std::optional<std::uint32_t> rxUsecs, rxFrames, txUsecs, txFrames;
-    std::optional<bool> adaptiveRx, adaptiveTx;
 };
 
 struct DriverInfo {
@@ -120,7 +114,9 @@ struct Nic {
     std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
     NapiState napi;
     std::optional<Rings> rings;         // read by detect only
-    std::optional<Coalesce> coalesce;   // read by detect only
+    // What a knob family read of the device for itself (knobs/), by the family's name; the
+    // family alone knows the type (std::any_cast).
+    std::map<std::string, std::any> facts;
 };
 
 // Whether the device's RX counter counts only frames the backlog accepted: veth and tun/tap hand

@@ -28,12 +28,17 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
                                                          : std::vector<std::string>();
     // An event about a device may mean a driver reload: what its kernel refused is tried again.
     if (devices)
-        std::erase_if(refused_, [&](const std::string& id) {
-            return std::any_of(devices->begin(), devices->end(), [&](const std::string& d) { return id.starts_with(d + " "); });
-        });
+        for (auto it = refused_.begin(); it != refused_.end();) {
+            if (devices->count(it->second)) {
+                refusedIds_.erase(it->first);
+                it = refused_.erase(it);
+            } else {
+                ++it;
+            }
+        }
     PlanRequest req;
     req.interfaces = *interfaces_;
-    req.memory.refusedBefore = &refused_;
+    req.memory.refusedBefore = &refusedIds_;
     req.skipMissing = true;
     req.xdp = xdp_;
     req.autoIn = autoIn;
@@ -84,18 +89,18 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         if (!drift) continue;
         ++drifted;
         metrics_.countDriftCorrection(s);
-        if (s.key.family == Family::kIrq) {
+        if (s.key.family == "irq") {
             // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
-            metrics_.countIrqMove(s.key.device, static_cast<unsigned>(s.key.queue));
+            metrics_.countIrqMove(s.key.device, static_cast<unsigned>(s.key.irq));
             Topology none;
             auto b = readIrqbalance(fs_, none);
-            LOG_N("IRQ " + std::to_string(s.key.queue) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +
+            LOG_N("IRQ " + std::to_string(s.key.irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +
                   s.desired + (b && b->running ? "; irqbalance runs (pid " + std::to_string(b->pid) + ") and is the likely mover: enable rxtune's policy script"
-                                               : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.queue) + "/smp_affinity_list"));
+                                               : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.irq) + "/smp_affinity_list"));
         }
     }
     for (const auto& r : applied->refused)
-        if (refused_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
+        if (refused_.emplace(r.id, r.key.device).second && refusedIds_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
     const auto [pendingNow, notInEffect] = watchPending(plan, knobs, devices);
     publishPinned(profile);
     if (why == Why::kEvent && firstEvent && !applied->written.empty())

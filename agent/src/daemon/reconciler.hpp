@@ -91,7 +91,9 @@ private:
     // The last /proc/interrupts reading (irq.cpus auto), kept for a rate at the next run.
     static constexpr double kInterruptsMaxAge = 600;  // seconds
     std::optional<InterruptCounts> lastInterrupts_;
-    std::set<std::string> refused_;  // setting ids the kernel refused (managed IRQs), until their device changes
+    // Settings the kernel refused (managed IRQs), until their device changes: id -> its device.
+    std::map<std::string, std::string> refused_;
+    std::set<std::string> refusedIds_;  // the same ids, as the planner takes them
     double lastInterruptsAt_ = 0;
     SystemClock systemClock_;
     const Clock* clock_ = &systemClock_;

@@ -8,7 +8,6 @@ namespace {
 
 class DefaultMaskFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kDefaultMask; }
     std::string_view name() const override { return "rps_default_mask"; }
     std::string id(const KnobKey&) const override { return "sysctl " + std::string(kDefaultMaskSysctl); }
     std::string path(const KnobKey&) const override { return paths::sysctl(std::string(kDefaultMaskSysctl)); }
@@ -17,7 +16,7 @@ public:
         if (p != path({})) return std::nullopt;
         return key();
     }
-    static KnobKey key() { return {Family::kDefaultMask, "", std::string(kDefaultMaskSysctl)}; }
+    static KnobKey key() { return {"rps_default_mask", "", std::string(kDefaultMaskSysctl)}; }
 
     Result<void> planHost(const PlanInput& in, Plan& p) const override {
         if (in.profile.steering.mode != SteeringMode::kRps || !in.profile.steering.defaultMask || in.nics.empty()) return {};

@@ -18,6 +18,7 @@
 #include "core/knob.hpp"
 #include "core/setting.hpp"
 #include "profile/profile.hpp"
+#include "profile/section.hpp"
 #include "state/journal.hpp"
 #include "sys/file_tree.hpp"
 #include "sys/napi_threads.hpp"
@@ -63,8 +64,8 @@ struct SnapshotIo {
 class KnobFamily {
 public:
     virtual ~KnobFamily() = default;
-    virtual Family family() const = 0;
-    virtual std::string_view name() const = 0;  // "sysctl", "queue", ...: logs and docs
+    // "sysctl", "queue", ...: the family of its keys (KnobKey::family), the journal's, logs and docs.
+    virtual std::string_view name() const = 0;
 
     // Identity. id: what plans, logs and the journal show; path: FileTree-relative, unique per
     // knob (a family whose knob is not a file makes one up under its device).
@@ -73,6 +74,10 @@ public:
     // The journal's edge: the key of a knob this family built (its path, and its id where the path
     // alone does not say all: an IRQ's owner); nullopt when it is not one of its.
     virtual std::optional<KnobKey> keyOf(std::string_view path, std::string_view id) const = 0;
+    // The profile keys this family owns (profile/section.hpp); its planning finds their values
+    // with Profile::section. Default: none (its keys are the loader's own, as before).
+    virtual std::vector<ProfileSection> profileSections() const { return {}; }
+
     // The `setting` label of rxtune_drift_corrections_total (the interface label is k.device).
     virtual std::string settingLabel(const KnobKey& k) const { return k.name; }
 

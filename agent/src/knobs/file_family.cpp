@@ -8,7 +8,6 @@ namespace {
 
 class FileFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kFile; }
     std::string_view name() const override { return "file"; }
     std::string id(const KnobKey& k) const override { return k.name; }
     std::string path(const KnobKey& k) const override { return k.name; }

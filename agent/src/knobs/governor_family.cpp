@@ -15,7 +15,6 @@ constexpr std::string_view kFile = "/cpufreq/scaling_governor";
 
 class GovernorFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kGovernor; }
     std::string_view name() const override { return "governor"; }
     std::string id(const KnobKey& k) const override { return "cpu" + std::to_string(k.cpu) + " governor"; }
     std::string path(const KnobKey& k) const override { return paths::cpuDir(static_cast<unsigned>(k.cpu)) + std::string(kFile); }
@@ -24,7 +23,7 @@ public:
         if (!rest || !rest->ends_with(kFile)) return std::nullopt;
         auto cpu = pathkey::number(rest->substr(0, rest->size() - kFile.size()));
         if (!cpu) return std::nullopt;
-        KnobKey k{Family::kGovernor, "", "governor"};
+        KnobKey k{"governor", "", "governor"};
         k.cpu = *cpu;
         return k;
     }
@@ -50,7 +49,7 @@ public:
             return {};
         }
         for (const auto& [cpu, gov] : host.governors) {
-            KnobKey k{Family::kGovernor, "", "governor"};
+            KnobKey k{"governor", "", "governor"};
             k.cpu = static_cast<int>(cpu);
             p.settings.push_back(makeSetting(*this, k, ValueKind::kWord, gov, chosen, "profile " + profile.governorsWhere.str()));
         }

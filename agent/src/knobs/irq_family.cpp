@@ -36,8 +36,8 @@ std::vector<const Irq*> rxIrqs(const Nic& nic) {
 }
 
 KnobKey irqKey(const std::string& dev, const Irq& i) {
-    KnobKey k{Family::kIrq, dev, i.name};
-    k.queue = static_cast<int>(i.number);
+    KnobKey k{"irq", dev, i.name};
+    k.irq = static_cast<int>(i.number);
     return k;
 }
 
@@ -139,12 +139,11 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
 
 class IrqFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kIrq; }
     std::string_view name() const override { return "irq"; }
     // "<dev> irq <N> <action>": the owner is part of the identity (the journal's id keeps it).
-    std::string id(const KnobKey& k) const override { return k.device + " irq " + std::to_string(k.queue) + " " + k.name; }
+    std::string id(const KnobKey& k) const override { return k.device + " irq " + std::to_string(k.irq) + " " + k.name; }
     std::string path(const KnobKey& k) const override {
-        return paths::irqFile(static_cast<unsigned>(k.queue), std::string(kFile).substr(1));
+        return paths::irqFile(static_cast<unsigned>(k.irq), std::string(kFile).substr(1));
     }
     std::string settingLabel(const KnobKey&) const override { return "irq_affinity"; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view id) const override {
@@ -155,8 +154,8 @@ public:
         const auto at = id.find(' ');
         const std::string marker = " irq " + (n ? std::to_string(*n) : std::string()) + " ";
         if (!n || at == std::string_view::npos || at == 0 || id.substr(at, marker.size()) != marker) return std::nullopt;
-        KnobKey k{Family::kIrq, std::string(id.substr(0, at)), std::string(id.substr(at + marker.size()))};
-        k.queue = *n;
+        KnobKey k{"irq", std::string(id.substr(0, at)), std::string(id.substr(at + marker.size()))};
+        k.irq = *n;
         return k;
     }
 
@@ -230,22 +229,22 @@ public:
     bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
         if (!io.fs.exists(path)) return false;
         for (const auto& action : splitOn(k.name, ','))
-            if (!action.empty() && !io.fs.exists(paths::irqFile(static_cast<unsigned>(k.queue), action))) return false;
+            if (!action.empty() && !io.fs.exists(paths::irqFile(static_cast<unsigned>(k.irq), action))) return false;
         return true;
     }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.queue) + " no longer belongs to " + k.device + " (" + k.name + ")");
+        if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.irq) + " no longer belongs to " + k.device + " (" + k.name + ")");
         return io.fs.read(path);
     }
     // The write is read back from smp_affinity_list (the generic read-back); where the kernel
     // serves the IRQ, effective_affinity_list, may follow only at the IRQ's next interrupt (an x86
     // MSI vector without interrupt remapping), so it is pending(), not a failed write.
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
-        if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.queue) + " no longer belongs to " + k.device + " (" + k.name + ")");
+        if (!exists(io, k, path)) return fail(ENOENT, "irq", io.fs.full(path), "IRQ " + std::to_string(k.irq) + " no longer belongs to " + k.device + " (" + k.name + ")");
         return io.fs.write(path, value);
     }
     std::optional<Pending> pending(const KnobIo& io, const KnobKey& k, const std::string& desired) const override {
-        const auto irq = static_cast<unsigned>(k.queue);
+        const auto irq = static_cast<unsigned>(k.irq);
         auto eff = io.fs.read(paths::irqFile(irq, "effective_affinity_list"));
         if (!eff) return std::nullopt;  // no such file (an older kernel, a controller that does not say)
         auto set = CpuSet::parseList(*eff);

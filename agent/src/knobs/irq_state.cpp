@@ -17,7 +17,7 @@ std::string pinnedIrqsText(const Journal* applied, const std::set<int>& planned)
         Journal j = *applied;
         recoverKeys(j);
         for (const auto& s : j.applied)
-            if (s.key.family == Family::kIrq && s.key.queue >= 0) irqs.insert(s.key.queue);
+            if (s.key.family == "irq" && s.key.irq >= 0) irqs.insert(s.key.irq);
     }
     std::string out;
     for (int n : irqs) out += std::to_string(n) + "\n";
@@ -28,8 +28,8 @@ std::set<int> irqsAboutToPin(const Plan& plan) {
     std::set<int> irqs;
     bool writes = false;
     for (const auto& s : plan.settings)
-        if (s.key.family == Family::kIrq && s.key.queue >= 0) {
-            irqs.insert(s.key.queue);
+        if (s.key.family == "irq" && s.key.irq >= 0) {
+            irqs.insert(s.key.irq);
             writes = writes || s.pending();
         }
     return writes ? irqs : std::set<int>{};

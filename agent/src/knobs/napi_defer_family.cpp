@@ -18,7 +18,6 @@ constexpr std::string_view kDefer = "napi_defer_hard_irqs";
 
 class NapiDeferFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kNapiDefer; }
     std::string_view name() const override { return "napi_defer"; }
     std::string id(const KnobKey& k) const override { return k.device + " " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
@@ -27,7 +26,7 @@ public:
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
         if (!dev || (dev->second != kGro && dev->second != kDefer)) return std::nullopt;
-        return KnobKey{Family::kNapiDefer, dev->first, std::string(dev->second)};
+        return KnobKey{"napi_defer", dev->first, std::string(dev->second)};
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
@@ -58,7 +57,7 @@ public:
         const Nic& nic = d.nic;
         auto one = [&](std::string_view name, const std::optional<std::uint64_t>& value, const std::optional<std::string>& cur) {
             if (!value) return;
-            const KnobKey k{Family::kNapiDefer, nic.name, std::string(name)};
+            const KnobKey k{"napi_defer", nic.name, std::string(name)};
             if (!cur) {
                 p.skipped.push_back({id(k), "the kernel shows no " + std::string(name) + " for " + nic.name});
                 return;

@@ -17,7 +17,7 @@ constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kThreaded = "threaded";
 constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
 
-KnobKey napiKey(const std::string& dev, std::string_view name) { return {Family::kNapi, dev, std::string(name)}; }
+KnobKey napiKey(const std::string& dev, std::string_view name) { return {"napi", dev, std::string(name)}; }
 
 }  // namespace
 
@@ -40,7 +40,6 @@ namespace {
 
 class NapiFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kNapi; }
     std::string_view name() const override { return "napi"; }
     std::string id(const KnobKey& k) const override {
         return k.device + (k.name == kThreaded ? " threaded" : " napi kthreads");

@@ -13,7 +13,7 @@ namespace {
 constexpr std::string_view kNet = "sys/class/net/";
 
 KnobKey queueKey(const std::string& dev, bool tx, unsigned index, std::string file) {
-    KnobKey k{Family::kQueue, dev, std::move(file)};
+    KnobKey k{"queue", dev, std::move(file)};
     k.queue = static_cast<int>(index);
     k.tx = tx;
     return k;
@@ -21,7 +21,6 @@ KnobKey queueKey(const std::string& dev, bool tx, unsigned index, std::string fi
 
 class QueueFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kQueue; }
     std::string_view name() const override { return "queue"; }
     std::string id(const KnobKey& k) const override {
         return k.device + (k.tx ? " tx-" : " rx-") + std::to_string(k.queue) + " " + k.name;
@@ -119,7 +118,7 @@ public:
         auto maskNow = std::find_if(plan.settings.begin(), plan.settings.end(), [&](const Setting& s) { return s.path == maskPath; });
         if (!maskOriginal || maskNow == plan.settings.end()) return out;
         for (const auto& s : plan.settings) {
-            if (s.key.family != Family::kQueue || s.key.name != "rps_cpus" || s.key.tx || journaled.count(s.path) ||
+            if (s.key.family != "queue" || s.key.name != "rps_cpus" || s.key.tx || journaled.count(s.path) ||
                 !sameValue(ValueKind::kCpuMask, s.current, maskNow->current))
                 continue;
             out.push_back({s.id, s.path, s.kind, maskOriginal->value, s.key});

@@ -2,6 +2,9 @@
 
 namespace rxtune {
 
+// A family defines its accessor in its own unit (knobs/<family>_family.cpp).
+const KnobFamily& coalesceFamily();
+
 const std::vector<const KnobFamily*>& knobFamilies() {
     static const std::vector<const KnobFamily*> table = {
         &sysctlFamily(),
@@ -12,14 +15,25 @@ const std::vector<const KnobFamily*>& knobFamilies() {
         &napiDeferFamily(),
         &irqFamily(),
         &ringsFamily(),
+        &coalesceFamily(),
         &governorFamily(),
     };
     return table;
 }
 
-const KnobFamily& familyOf(Family f) {
+const std::vector<ProfileSection>& profileSections() {
+    static const std::vector<ProfileSection> all = [] {
+        std::vector<ProfileSection> out;
+        for (const KnobFamily* f : knobFamilies())
+            for (auto& s : f->profileSections()) out.push_back(std::move(s));
+        return out;
+    }();
+    return all;
+}
+
+const KnobFamily& familyOf(std::string_view name) {
     for (const KnobFamily* k : knobFamilies())
-        if (k->family() == f) return *k;
+        if (k->name() == name) return *k;
     return fileFamily();
 }
 
@@ -32,8 +46,15 @@ KnobKey keyOfPath(std::string_view path, std::string_view id) {
 }
 
 void recoverKeys(Journal& j) {
-    for (auto& o : j.originals) o.key = keyOfPath(o.path, o.id);
-    for (auto& s : j.applied) s.key = keyOfPath(s.path, s.id);
+    // A stored key stands where its family builds the same path from it; where it does not (no
+    // such family in this build, or a key edited by hand), the path is what revert writes, and
+    // the key is read back from it as for a journal of the build before.
+    auto settle = [](KnobKey& key, const std::string& path, const std::string& id) {
+        if (!key.family.empty() && familyOf(key.family).name() == key.family && familyOf(key).path(key) == path) return;
+        key = keyOfPath(path, id);
+    };
+    for (auto& o : j.originals) settle(o.key, o.path, o.id);
+    for (auto& s : j.applied) settle(s.key, s.path, s.id);
 }
 
 }  // namespace rxtune

@@ -1,5 +1,4 @@
-// Ring sizes (nic.rings.rx / .tx: max | N) through ethtool netlink (RINGS_GET / RINGS_SET), and
-// the coalescing settings beside them in detect. A device without rings (veth, tap) is skipped with
+// Ring sizes (nic.rings.rx / .tx: max | N) through ethtool netlink (RINGS_GET / RINGS_SET). A device without rings (veth, tap) is skipped with
 // the driver's answer. A ring change may reset the link: the events it fires find the ring at the
 // size wanted, so the daemon writes nothing again.
 #include "core/paths.hpp"
@@ -17,11 +16,6 @@ constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kDir = "ethtool-rings/";  // not a file: the device's ring sizes
 
 using json = nlohmann::ordered_json;
-
-template <class T>
-json opt(const std::optional<T>& v) {
-    return v ? json(*v) : json(nullptr);
-}
 
 // What says the RX ring runs short, "" for nothing: the device's drops and missed frames (drivers
 // count a full ring in one or the other), and softnet's squeezes and drops on the CPUs that take
@@ -52,7 +46,6 @@ std::string ringPressure(const Nic& nic, const HostSnapshot& snap) {
 
 class RingsFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kRings; }
     std::string_view name() const override { return "rings"; }
     std::string id(const KnobKey& k) const override { return k.device + " ring " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kDir) + k.name; }
@@ -64,7 +57,7 @@ public:
         if (!dev) return std::nullopt;
         auto which = pathkey::after(dev->second, kDir);
         if (!which || (*which != "rx" && *which != "tx")) return std::nullopt;
-        return KnobKey{Family::kRings, dev->first, std::string(*which)};
+        return KnobKey{"rings", dev->first, std::string(*which)};
     }
 
     // Physical NICs' rings are read for every plan (the advice below); virtual devices have none.
@@ -94,9 +87,6 @@ public:
             auto r = io.nl.rings(n.name);
             if (!r) return failWith(r.error().withContext("interface " + n.name));
             n.rings = *r;
-            auto c = io.nl.coalesce(n.name);
-            if (!c) return failWith(c.error().withContext("interface " + n.name));
-            n.coalesce = *c;
         }
         return {};
     }
@@ -110,7 +100,7 @@ public:
                                                   " while " + why + ": a larger ring absorbs bursts (nic.rings.rx: max)"});
         auto one = [&](const char* which, const RingSize& size, std::uint32_t now, std::uint32_t max) {
             if (!size.set()) return;
-            const KnobKey k{Family::kRings, nic.name, which};
+            const KnobKey k{"rings", nic.name, which};
             if (!nic.rings || !nic.rings->supported) {
                 p.skipped.push_back({id(k), "the driver has no rings to set (" + (nic.rings ? nic.rings->error : std::string("not read")) + ")"});
                 return;
@@ -160,14 +150,6 @@ public:
             else
                 j["rings"] = {{"supported", false}, {"error", n.rings->error}};
         }
-        if (n.coalesce) {
-            if (n.coalesce->supported)
-                j["coalesce"] = {{"rx_usecs", opt(n.coalesce->rxUsecs)},       {"rx_frames", opt(n.coalesce->rxFrames)},
-                                 {"tx_usecs", opt(n.coalesce->txUsecs)},       {"tx_frames", opt(n.coalesce->txFrames)},
-                                 {"adaptive_rx", opt(n.coalesce->adaptiveRx)}, {"adaptive_tx", opt(n.coalesce->adaptiveTx)}};
-            else
-                j["coalesce"] = {{"supported", false}, {"error", n.coalesce->error}};
-        }
     }
     void detectText(const Nic& n, std::ostream& out) const override {
         if (n.rings) {
@@ -175,15 +157,6 @@ public:
                 out << "    rings rx " << n.rings->rx << "/" << n.rings->rxMax << " tx " << n.rings->tx << "/" << n.rings->txMax << "\n";
             else
                 out << "    rings: " << n.rings->error << "\n";
-        }
-        if (n.coalesce && n.coalesce->supported) {
-            auto v = [](const std::optional<std::uint32_t>& x) { return x ? std::to_string(*x) : std::string("-"); };
-            auto b = [](const std::optional<bool>& x) { return x ? std::string(*x ? "on" : "off") : std::string("-"); };
-            out << "    coalesce rx-usecs " << v(n.coalesce->rxUsecs) << " rx-frames " << v(n.coalesce->rxFrames) << " adaptive-rx "
-                << b(n.coalesce->adaptiveRx) << ", tx-usecs " << v(n.coalesce->txUsecs) << " tx-frames " << v(n.coalesce->txFrames)
-                << " adaptive-tx " << b(n.coalesce->adaptiveTx) << "\n";
-        } else if (n.coalesce) {
-            out << "    coalesce: " << n.coalesce->error << "\n";
         }
     }
 };

@@ -40,7 +40,6 @@ bool knownHostGlobal(const std::string& key) {
 
 class SysctlFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kSysctl; }
     std::string_view name() const override { return "sysctl"; }
     std::string id(const KnobKey& k) const override { return "sysctl " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::sysctl(k.name); }
@@ -50,7 +49,7 @@ public:
         std::string key(*rest);
         std::replace(key.begin(), key.end(), '/', '.');
         if (key == kDefaultMaskSysctl) return std::nullopt;  // the default mask family's
-        return KnobKey{Family::kSysctl, "", key};
+        return KnobKey{"sysctl", "", key};
     }
 
     Result<void> planHost(const PlanInput& in, Plan& p) const override {
@@ -98,7 +97,7 @@ public:
         for (const auto& [key, dv] : desired) {
             const SysctlValue* cur = findSysctl(host, key);
             const ValueKind kind = numbersOf(cur->value).size() > 1 ? ValueKind::kNumbers : ValueKind::kInteger;
-            p.settings.push_back(makeSetting(*this, {Family::kSysctl, "", key}, kind, normalise(kind, cur->value), dv.first, dv.second));
+            p.settings.push_back(makeSetting(*this, {"sysctl", "", key}, kind, normalise(kind, cur->value), dv.first, dv.second));
         }
         return {};
     }

@@ -12,7 +12,6 @@ constexpr std::string_view kPrefix = "sys/fs/bpf/rxtune/";  // a knob's path onl
 
 class XdpFamily final : public KnobFamily {
 public:
-    Family family() const override { return Family::kXdp; }
     std::string_view name() const override { return "xdp"; }
     std::string id(const KnobKey& k) const override { return k.device + " xdp steering"; }
     std::string path(const KnobKey& k) const override { return std::string(kPrefix) + k.device; }
@@ -20,7 +19,7 @@ public:
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kPrefix);
         if (!rest || rest->empty() || rest->find('/') != std::string_view::npos) return std::nullopt;
-        return KnobKey{Family::kXdp, std::string(*rest), "steering"};
+        return KnobKey{"xdp", std::string(*rest), "steering"};
     }
 
     // mode auto may have XDP steering on a device, or have had it: the plan must see what is there.
@@ -47,7 +46,7 @@ public:
         if (st.xdpNative && d.nic.kind == "tap") why += "; native XDP on tap: the writer must use non-blocking writes";
         const std::string spec = "cpus=" + d.targets.toList() + " mode=" + (st.xdpNative ? "native" : "generic") +
                                  " qsize=" + std::to_string(st.xdpQsize);
-        p.settings.push_back(makeSetting(*this, {Family::kXdp, d.nic.name, "steering"}, ValueKind::kXdp, d.nic.xdpSteering, spec, why));
+        p.settings.push_back(makeSetting(*this, {"xdp", d.nic.name, "steering"}, ValueKind::kXdp, d.nic.xdpSteering, spec, why));
         return {};
     }
 

@@ -1,6 +1,7 @@
 // Profile: the validated, merged tuning intent loaded from YAML (the only module that knows YAML).
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -118,6 +119,15 @@ struct Profile {
     NicIntent nic;
     IrqIntent irq;
     bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
+    // The families' own keys (profile/section.hpp), by their path ("nic.coalesce"); absent: unset.
+    std::map<std::string, std::any> sections;
+
+    // A family's value of its section, or null where the profile does not set it.
+    template <class T>
+    const T* section(const std::string& path) const {
+        auto it = sections.find(path);
+        return it == sections.end() ? nullptr : std::any_cast<T>(&it->second);
+    }
 };
 
 // Directories searched for a profile given by name, in order.

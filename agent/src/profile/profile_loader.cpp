@@ -13,6 +13,7 @@
 #include "core/digest.hpp"
 #include "core/paths.hpp"
 #include "profile/profile.hpp"
+#include "profile/section.hpp"
 #include "profile/yaml_config.hpp"
 
 #ifndef RXTUNE_PROFILE_DIRS
@@ -51,7 +52,15 @@ struct Partial {
     std::optional<RingSize> ringRx, ringTx;
     Location nicWhere, ringsWhere;
     std::optional<IrqIntent> irq;
+    std::map<std::string, std::any> sections;  // the families' own (profile/section.hpp), by path
 };
+
+// The keys of a mapping: its own and those the families' sections add under it.
+std::set<std::string> keysOf(const std::string& parent, std::set<std::string> own) {
+    for (const auto& s : profileSections())
+        if (s.parent == parent) own.insert(s.key);
+    return own;
+}
 
 class Parser {
 public:
@@ -105,7 +114,7 @@ public:
 
     Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
         Partial p;
-        requireMap(root, "", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath", "nic", "irq"});
+        requireMap(root, "", keysOf("", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath", "nic", "irq"}));
         if (auto inc = root["include"]) {
             for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
         }
@@ -114,7 +123,7 @@ public:
         if (auto s = root["steering"]) parseSteering(s, p);
         if (auto s = root["sysctl"]) parseSysctl(s, p);
         if (auto q = root["irq"]) {
-            requireMap(q, "irq", {"cpus"});
+            requireMap(q, "irq", keysOf("irq", {"cpus"}));
             if (auto c = q["cpus"]) {
                 IrqIntent in;
                 in.where = at(c);
@@ -131,7 +140,7 @@ public:
             }
         }
         if (auto n = root["nic"]) {
-            requireMap(n, "nic", {"gro_flush_timeout", "napi_defer_hard_irqs", "rings"});
+            requireMap(n, "nic", keysOf("nic", {"gro_flush_timeout", "napi_defer_hard_irqs", "rings"}));
             if (auto r = n["rings"]) {
                 requireMap(r, "nic.rings", {"rx", "tx"});
                 p.ringsWhere = at(r);
@@ -155,11 +164,16 @@ public:
                 p.napiDeferHardIrqs = static_cast<std::uint64_t>(integer(v, "nic.napi_defer_hard_irqs", 0, 2147483647LL));
         }
         if (auto d = root["datapath"]) {
-            requireMap(d, "datapath", {"recommend"});
+            requireMap(d, "datapath", keysOf("datapath", {"recommend"}));
             if (auto r = d["recommend"]) p.recommendDatapath = boolean(r, "datapath.recommend");
         }
+        for (const auto& s : profileSections()) {
+            const YAML::Node parent = s.parent.empty() ? root : root[s.parent];
+            if (!parent || !parent.IsMap()) continue;
+            if (auto v = parent[s.key]) p.sections[s.path()] = s.parse(v, at(v));
+        }
         if (auto c = root["cpu"]) {
-            requireMap(c, "cpu", {"governor"});
+            requireMap(c, "cpu", keysOf("cpu", {"governor"}));
             if (auto g = c["governor"]) {
                 p.governors = strings(g, "cpu.governor");
                 p.governorsWhere = at(g);
@@ -339,6 +353,13 @@ void mergeInto(Partial& base, const Partial& over) {
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
+    for (const auto& s : profileSections()) {
+        auto o = over.sections.find(s.path());
+        if (o == over.sections.end()) continue;
+        auto b = base.sections.find(s.path());
+        if (b != base.sections.end() && s.merge) s.merge(b->second, o->second);
+        else base.sections[s.path()] = o->second;
+    }
     if (over.governors) {
         base.governors = over.governors;
         base.governorsWhere = over.governorsWhere;
@@ -455,6 +476,7 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     out.nic.ringTx = p.ringTx.value_or(RingSize{});
     out.nic.ringsWhere = p.ringsWhere;
     out.irq = p.irq.value_or(IrqIntent{});
+    out.sections = p.sections;
     if (p.governors) {
         out.governors = *p.governors;
         out.governorsWhere = p.governorsWhere;

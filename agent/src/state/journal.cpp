@@ -44,6 +44,25 @@ T integerField(const json& j, const char* key, T def) {
     throw json::type_error::create(302, std::string("'") + key + "' is not an integer in range", it.operator->());
 }
 
+// An entry's typed key, where it has one (a journal of the build before has none: its key is then
+// recovered from the path, knobs/registry.cpp's recoverKeys). family "" marks "not stored".
+KnobKey keyField(const json& entry) {
+    KnobKey k;
+    k.family.clear();
+    auto it = entry.find("key");
+    if (it == entry.end()) return k;
+    const json& j = *it;
+    k.family = j.at("family").get<std::string>();
+    if (k.family.empty()) throw json::type_error::create(302, "a key without its family", &j);
+    k.device = j.value("device", "");
+    k.name = j.value("name", "");
+    k.queue = integerField<int>(j, "queue", -1);
+    k.tx = j.value("tx", false);
+    k.cpu = integerField<int>(j, "cpu", -1);
+    k.irq = integerField<int>(j, "irq", -1);
+    return k;
+}
+
 }  // namespace
 
 Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
@@ -78,7 +97,7 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
             }
         }
         for (const auto& o : j.at("originals")) {
-            Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value"), {}};
+            Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value"), keyField(o)};
             if (!parseValueKind(o.at("kind").get<std::string>(), e.kind))
                 return fail(EINVAL, "parse", path, "unknown value kind");
             if (!checkedPath(e.path)) return fail(EINVAL, "parse", path, "original of '" + e.id + "' at a path outside sys/ and proc/: '" + e.path + "'");
@@ -89,6 +108,7 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
             st.id = s.at("id");
             st.path = s.at("path");
             st.desired = s.at("desired");
+            st.key = keyField(s);
             if (!parseValueKind(s.at("kind").get<std::string>(), st.kind))
                 return fail(EINVAL, "parse", path, "unknown value kind");
             if (!checkedPath(st.path)) return fail(EINVAL, "parse", path, "setting '" + st.id + "' at a path outside sys/ and proc/: '" + st.path + "'");
@@ -167,14 +187,34 @@ Result<void> JournalStore::save(const Journal& jr) const {
     out += "\"generation\": " + std::to_string(jr.generation) + ",\n \"pid\": " + std::to_string(jr.pid) + ",\n ";
     field("profile", jr.profile, ",\n ");
     field("applied_at", jr.appliedAt, ",\n \"originals\": [");
-    // One entry per line: id, path, kind and the entry's value under `valueKey`.
+    // The typed key: its family and the fields it uses (the others are their defaults).
+    auto appendKey = [&](const KnobKey& k) {
+        out += "\"key\": {";
+        field("family", k.family, "");
+        if (!k.device.empty()) {
+            out += ", ";
+            field("device", k.device, "");
+        }
+        if (!k.name.empty()) {
+            out += ", ";
+            field("name", k.name, "");
+        }
+        if (k.queue >= 0) out += ", \"queue\": " + std::to_string(k.queue);
+        if (k.tx) out += ", \"tx\": true";
+        if (k.cpu >= 0) out += ", \"cpu\": " + std::to_string(k.cpu);
+        if (k.irq >= 0) out += ", \"irq\": " + std::to_string(k.irq);
+        out += '}';
+    };
+    // One entry per line: id, path, kind, the entry's value under `valueKey` and its key.
     auto entries = [&](const auto& items, const char* valueKey, const auto& valueOf) {
         for (size_t i = 0; i < items.size(); ++i) {
             out += i ? ",\n  {" : "\n  {";
             field("id", items[i].id, ", ");
             field("path", items[i].path, ", ");
             field("kind", toString(items[i].kind), ", ");
-            field(valueKey, valueOf(items[i]), "}");
+            field(valueKey, valueOf(items[i]), ", ");
+            appendKey(items[i].key);
+            out += '}';
         }
         out += items.empty() ? "]" : "\n ]";
     };

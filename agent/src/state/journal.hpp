@@ -18,7 +18,9 @@ struct Original {
     std::string path;
     ValueKind kind = ValueKind::kWord;
     std::string value;  // what was there before rxtune first touched the knob
-    KnobKey key;        // not stored: recoverKeys (knobs/registry) asks the family that built path
+    // Stored beside id and path; a journal of the build before has none (family ""), and
+    // recoverKeys (knobs/registry) asks the family that built the path for it.
+    KnobKey key;
 };
 
 struct Journal {

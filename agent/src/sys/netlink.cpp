@@ -228,10 +228,14 @@ Result<Rings> NetlinkSource::rings(const std::string&) {
     return r;
 }
 
-Result<Coalesce> NetlinkSource::coalesce(const std::string&) {
-    Coalesce c;
-    c.error = "not asked (no ethtool netlink here)";
-    return c;
+Result<EthtoolValues> NetlinkSource::ethtoolGet(const EthtoolMessage&, const std::string&) {
+    EthtoolValues v;
+    v.error = "not asked (no ethtool netlink here)";
+    return v;
+}
+
+Result<void> NetlinkSource::ethtoolSet(const EthtoolMessage& m, const std::string& ifname, const std::map<std::string, std::uint32_t>&) {
+    return fail(EOPNOTSUPP, "ethtool " + m.name + " set", ifname);
 }
 
 Result<void> NetlinkSource::setRings(const std::string& ifname, std::optional<std::uint32_t>, std::optional<std::uint32_t>) {
@@ -538,7 +542,7 @@ int onGetAck(nl_msg*, void* arg) {
 
 }  // namespace
 
-Result<int> Netlink::ethtoolGet(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
+Result<int> Netlink::ethtoolRequest(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
                                 const std::function<void(nlattr**)>& parse, const std::function<bool(nl_msg*)>& fill) {
     if (ethtoolFamily_ < 0) return EOPNOTSUPP;
     MsgGuard m{nlmsg_alloc()};
@@ -569,7 +573,7 @@ Result<int> Netlink::ethtoolGet(int cmd, int headerAttr, int maxAttr, const std:
 
 Result<Rings> Netlink::rings(const std::string& ifname) {
     Rings r;
-    auto rc = ethtoolGet(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_GET",
+    auto rc = ethtoolRequest(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_GET",
                          [&](nlattr** tb) {
                              auto u32 = [&](int a) -> std::uint32_t { return tb[a] ? nla_get_u32(tb[a]) : 0; };
                              r.rx = u32(ETHTOOL_A_RINGS_RX);
@@ -587,37 +591,54 @@ Result<Rings> Netlink::rings(const std::string& ifname) {
     return r;
 }
 
-Result<Coalesce> Netlink::coalesce(const std::string& ifname) {
-    Coalesce c;
-    auto rc = ethtoolGet(ETHTOOL_MSG_COALESCE_GET, ETHTOOL_A_COALESCE_HEADER, ETHTOOL_A_COALESCE_MAX, ifname, "ethtool COALESCE_GET",
-                         [&](nlattr** tb) {
-                             auto u32 = [&](int a) -> std::optional<std::uint32_t> {
-                                 if (!tb[a]) return std::nullopt;
-                                 return nla_get_u32(tb[a]);
-                             };
-                             auto flag = [&](int a) -> std::optional<bool> {
-                                 if (!tb[a]) return std::nullopt;
-                                 return nla_get_u8(tb[a]) != 0;
-                             };
-                             c.rxUsecs = u32(ETHTOOL_A_COALESCE_RX_USECS);
-                             c.rxFrames = u32(ETHTOOL_A_COALESCE_RX_MAX_FRAMES);
-                             c.txUsecs = u32(ETHTOOL_A_COALESCE_TX_USECS);
-                             c.txFrames = u32(ETHTOOL_A_COALESCE_TX_MAX_FRAMES);
-                             c.adaptiveRx = flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX);
-                             c.adaptiveTx = flag(ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX);
-                         });
+Result<EthtoolValues> Netlink::ethtoolGet(const EthtoolMessage& m, const std::string& ifname) {
+    EthtoolValues out;
+    int maxAttr = m.headerAttr;
+    for (const auto& a : m.attrs) maxAttr = std::max(maxAttr, a.type);
+    const std::string what = "ethtool " + m.name + " get";
+    auto rc = ethtoolRequest(m.getCmd, m.headerAttr, maxAttr, ifname, what.c_str(), [&](nlattr** tb) {
+        for (const auto& a : m.attrs) {
+            const nlattr* at = tb[a.type];
+            if (!at) continue;
+            // A kernel newer than these headers may widen nothing here: a length that is not the
+            // type's is left out rather than misread.
+            if (a.u8 && nla_len(at) >= 1) out.values[a.name] = nla_get_u8(const_cast<nlattr*>(at));
+            else if (!a.u8 && nla_len(at) >= 4) out.values[a.name] = nla_get_u32(const_cast<nlattr*>(at));
+        }
+    });
     if (!rc) return failWith(rc.error());
     if (*rc == EOPNOTSUPP) {
-        c.error = std::strerror(EOPNOTSUPP);
-        return c;
+        out.error = std::strerror(EOPNOTSUPP);
+        return out;
     }
-    if (*rc != 0) return fail(*rc, "ethtool COALESCE_GET", ifname);
-    c.supported = true;
-    return c;
+    if (*rc != 0) return fail(*rc, what, ifname);
+    out.supported = true;
+    return out;
+}
+
+Result<void> Netlink::ethtoolSet(const EthtoolMessage& m, const std::string& ifname, const std::map<std::string, std::uint32_t>& values) {
+    int maxAttr = m.headerAttr;
+    for (const auto& a : m.attrs) maxAttr = std::max(maxAttr, a.type);
+    const std::string what = "ethtool " + m.name + " set";
+    for (const auto& [name, v] : values)
+        if (std::none_of(m.attrs.begin(), m.attrs.end(), [&](const EthtoolMessage::Attr& a) { return a.name == name; }))
+            return fail(EINVAL, what, ifname, "no attribute '" + name + "'");
+    auto rc = ethtoolRequest(m.setCmd, m.headerAttr, maxAttr, ifname, what.c_str(), {}, [&](nl_msg* msg) {
+        for (const auto& a : m.attrs) {
+            auto v = values.find(a.name);
+            if (v == values.end()) continue;
+            if (a.u8 ? nla_put_u8(msg, a.type, static_cast<std::uint8_t>(v->second)) < 0 : nla_put_u32(msg, a.type, v->second) < 0)
+                return false;
+        }
+        return true;
+    });
+    if (!rc) return failWith(rc.error());
+    if (*rc != 0) return fail(*rc, what, ifname);
+    return {};
 }
 
 Result<void> Netlink::setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) {
-    auto rc = ethtoolGet(ETHTOOL_MSG_RINGS_SET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_SET", {},
+    auto rc = ethtoolRequest(ETHTOOL_MSG_RINGS_SET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_SET", {},
                          [&](nl_msg* msg) {
                              if (rx && nla_put_u32(msg, ETHTOOL_A_RINGS_RX, *rx) < 0) return false;
                              if (tx && nla_put_u32(msg, ETHTOOL_A_RINGS_TX, *tx) < 0) return false;

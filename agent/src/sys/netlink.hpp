@@ -19,6 +19,25 @@ struct nl_msg;
 
 namespace rxtune {
 
+// One ethtool netlink message of flat attributes (u8 or u32), named: how a knob family asks for the
+// numbers of a message (coalescing) without a method of its own here. A fake answers by the names.
+struct EthtoolMessage {
+    std::string name;  // "coalesce": errors say "ethtool coalesce"; a fake's netlink.json key
+    int getCmd = 0, setCmd = 0, headerAttr = 0;
+    struct Attr {
+        int type = 0;
+        std::string name;  // "rx_usecs"
+        bool u8 = false;   // a flag (u8) rather than a u32
+    };
+    std::vector<Attr> attrs;
+};
+// What a device answered: the attributes it reported, by name (absent: it does not report it).
+struct EthtoolValues {
+    bool supported = false;  // false: the driver cannot answer (EOPNOTSUPP), error says so
+    std::string error;
+    std::map<std::string, std::uint32_t> values;
+};
+
 struct LinkInfo {
     std::string name;
     int ifindex = 0;
@@ -52,10 +71,14 @@ public:
     // The device's NAPI instances (netdev family napi-get, Linux 6.8+: id, irq, kthread pid,
     // per-NAPI deferral); nullopt where the kernel has no such request (then look in /proc).
     virtual Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex);
-    // Ring sizes and coalescing; a driver (or kernel) that cannot answer gives supported=false
-    // with the reason, not an error. The default answers so (fakes without them).
+    // Ring sizes; a driver (or kernel) that cannot answer gives supported=false with the reason,
+    // not an error. The default answers so (fakes without them).
     virtual Result<Rings> rings(const std::string& ifname);
-    virtual Result<Coalesce> coalesce(const std::string& ifname);
+    // The message's GET for the device, as above; its SET of the values given (by attribute name):
+    // EOPNOTSUPP where the driver cannot (the default), the kernel's errno otherwise.
+    virtual Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname);
+    virtual Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname,
+                                    const std::map<std::string, std::uint32_t>& values);
     // ETHTOOL_MSG_RINGS_SET of the sizes given; EOPNOTSUPP where the driver cannot (the default).
     virtual Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx);
 };
@@ -75,7 +98,9 @@ public:
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override;
     Result<Rings> rings(const std::string& ifname) override;
-    Result<Coalesce> coalesce(const std::string& ifname) override;
+    Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname) override;
+    Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname,
+                            const std::map<std::string, std::uint32_t>& values) override;
     Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override;
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
@@ -93,7 +118,7 @@ private:
     // One ETHTOOL_MSG_*_GET for ifname: parse gets the reply's attributes (max: its highest).
     // Returns the kernel's errno (EOPNOTSUPP: the driver cannot answer), 0 on success.
     // fill adds the request's attributes after the header (null: none); parse null: no reply body.
-    Result<int> ethtoolGet(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
+    Result<int> ethtoolRequest(int cmd, int headerAttr, int maxAttr, const std::string& ifname, const char* what,
                            const std::function<void(nlattr**)>& parse, const std::function<bool(nl_msg*)>& fill = {});
     Result<Channels> channelsGenl(const std::string& ifname);
     Result<Channels> channelsIoctl(const std::string& ifname);

@@ -439,7 +439,7 @@ TEST_CASE("apply reads back only what the kernel could have stored otherwise", "
         CHECK(p.rpsDropped->toList() == "2-3");
         // One mask with an isolated CPU in it, one without: only the first is read back.
         auto q = [](int i) {
-            KnobKey k{Family::kQueue, "veth0", "rps_cpus"};
+            KnobKey k{"queue", "veth0", "rps_cpus"};
             k.queue = i;
             return k;
         };
@@ -520,9 +520,9 @@ TEST_CASE("a device deleted mid-apply: the other writes undone, nothing kept for
 }
 
 TEST_CASE("every family's write is undone when a later step of the same apply fails", "[apply]") {
-    std::set<Family> undone;  // families with a write made, then undone, below
+    std::set<std::string> undone;  // families with a write made, then undone, below
     auto pendingFamilies = [](const Plan& p) {
-        std::set<Family> out;
+        std::set<std::string> out;
         for (const auto& s : p.settings)
             if (s.pending()) out.insert(s.key.family);
         return out;
@@ -549,7 +549,7 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
                                  .value();
         const Plan p = preparePlan(profile, fs, nl).value().plan;
         const auto families = pendingFamilies(p);
-        for (Family f : {Family::kSysctl, Family::kDefaultMask, Family::kQueue, Family::kGovernor, Family::kIrq, Family::kNapiDefer, Family::kRings})
+        for (std::string f : {"sysctl", "rps_default_mask", "queue", "governor", "irq", "napi_defer", "rings"})
             REQUIRE(families.count(f));
         const auto before = test::contents(tree.path());
         nl.failRingSetAt = 2;
@@ -573,7 +573,7 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         test::FakeNetlink nl(tree.path());
         test::FakeThreads threads(tree);
         const Plan p = preparePlan(loadProfileText("steering:\n  mode: napi\n", "t.yaml", {}).value(), fs, nl).value().plan;
-        REQUIRE(pendingFamilies(p) == std::set<Family>{Family::kNapi});
+        REQUIRE(pendingFamilies(p) == std::set<std::string>{"napi"});
         const auto before = test::contents(tree.path());
         threads.failWith_ = true;
         JournalStore store((state.path() / "state").string());
@@ -581,13 +581,13 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         CHECK(threads.of("enp2s0").value().empty());  // threaded is off again: its kthread is gone
         CHECK(test::contents(tree.path()) == before);
         CHECK_FALSE(store.load().value().has_value());
-        undone.insert(Family::kNapi);
+        undone.insert("napi");
     }
     // XDP steering's backend is the kernel's own (a BPF program on a device): its undo is proven
     // on a real veth (tests/integration/xdp_test.cpp, "a failed apply detaches the XDP steering it
     // installed"). Every other family of the registry is above; a new family must be added here.
-    std::set<Family> all;
+    std::set<std::string> all;
     for (const KnobFamily* f : knobFamilies())
-        if (f->family() != Family::kXdp) all.insert(f->family());
+        if (f->name() != "xdp" && f->name() != "coalesce") all.insert(std::string(f->name()));  // coalesce: detect only, until its knobs land
     CHECK(undone == all);
 }

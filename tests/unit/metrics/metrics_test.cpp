@@ -72,10 +72,10 @@ TEST_CASE("apply results, drift and latency", "[metrics]") {
     m.recordApply({"p1", "d1", "changed", 1700000000, 10, 0});
     m.recordApply({"p2", "d2", "unchanged", 1700000001, 12, 0});
     m.recordApply({"p2", "d2", "failed", 1700000002, 0, 3});
-    KnobKey rx{Family::kQueue, "v0", "rps_cpus"};
+    KnobKey rx{"queue", "v0", "rps_cpus"};
     rx.queue = 1;
     m.countDriftCorrection(makeSetting(queueFamily(), rx, ValueKind::kCpuMask, "0", "3", ""));
-    m.countDriftCorrection(makeSetting(sysctlFamily(), {Family::kSysctl, "", "net.core.rmem_max"}, ValueKind::kInteger, "1", "2", ""));
+    m.countDriftCorrection(makeSetting(sysctlFamily(), {"sysctl", "", "net.core.rmem_max"}, ValueKind::kInteger, "1", "2", ""));
     m.observeReapplyLatency(std::chrono::milliseconds(3));
     auto text = render(m);
     CHECK(value(text, "rxtune_applies_total{result=\"changed\"}") == 1);
@@ -94,15 +94,15 @@ TEST_CASE("drift labels come from the setting's identity, whatever the device is
     // The labels were once parsed back from the id: a device named cpu0 or cpub got interface="".
     Metrics m("t");
     for (const char* dev : {"cpu0", "cpub", "sysctl"}) {
-        KnobKey k{Family::kQueue, dev, "rps_cpus"};
+        KnobKey k{"queue", dev, "rps_cpus"};
         k.queue = 0;
         m.countDriftCorrection(makeSetting(queueFamily(), k, ValueKind::kCpuMask, "0", "3", ""));
-        m.countDriftCorrection(makeSetting(napiFamily(), {Family::kNapi, dev, "napi-kthreads"}, ValueKind::kCpuMask, "", "2", ""));
+        m.countDriftCorrection(makeSetting(napiFamily(), {"napi", dev, "napi-kthreads"}, ValueKind::kCpuMask, "", "2", ""));
     }
-    KnobKey gov{Family::kGovernor, "", "governor"};
+    KnobKey gov{"governor", "", "governor"};
     gov.cpu = 3;
     m.countDriftCorrection(makeSetting(governorFamily(), gov, ValueKind::kWord, "powersave", "performance", ""));
-    m.countDriftCorrection(makeSetting(xdpFamily(), {Family::kXdp, "cpu1", "steering"}, ValueKind::kXdp, "", "cpus=1", ""));
+    m.countDriftCorrection(makeSetting(xdpFamily(), {"xdp", "cpu1", "steering"}, ValueKind::kXdp, "", "cpus=1", ""));
     auto text = render(m);
     for (const char* dev : {"cpu0", "cpub", "sysctl"}) {
         CHECK(value(text, "rxtune_drift_corrections_total{interface=\"" + std::string(dev) + "\",setting=\"rps_cpus\"}") == 1);

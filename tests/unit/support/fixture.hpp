@@ -140,21 +140,37 @@ public:
         r.rx = j["rx"], r.rxMax = j["rx_max"], r.tx = j["tx"], r.txMax = j["tx_max"];
         return r;
     }
-    Result<Coalesce> coalesce(const std::string& ifname) override {
-        Coalesce c;
+    // An ethtool message's numbers where the fixture has the message under its name (true/false
+    // for flags); a SET changes what the GET answers. ethtoolErrno: the SET's answer instead.
+    Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname) override {
+        EthtoolValues v;
         const auto& l = find(ifname);
-        if (!l.contains("coalesce")) {
-            c.error = "Operation not supported";
-            return c;
+        if (!l.contains(m.name)) {
+            v.error = "Operation not supported";
+            return v;
         }
-        const auto& j = l["coalesce"];
-        c.supported = true;
-        auto u = [&](const char* k) { return j.contains(k) ? std::optional<std::uint32_t>(j[k].get<std::uint32_t>()) : std::nullopt; };
-        auto b = [&](const char* k) { return j.contains(k) ? std::optional<bool>(j[k].get<bool>()) : std::nullopt; };
-        c.rxUsecs = u("rx_usecs"), c.rxFrames = u("rx_frames"), c.txUsecs = u("tx_usecs"), c.txFrames = u("tx_frames");
-        c.adaptiveRx = b("adaptive_rx"), c.adaptiveTx = b("adaptive_tx");
-        return c;
+        v.supported = true;
+        for (const auto& [k, x] : l[m.name].items()) v.values[k] = x.is_boolean() ? (x.get<bool>() ? 1u : 0u) : x.get<std::uint32_t>();
+        return v;
     }
+    Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname, const std::map<std::string, std::uint32_t>& values) override {
+        ++ethtoolSets;
+        for (auto& l : doc_["links"]) {
+            if (l["name"] != ifname) continue;
+            if (!l.contains(m.name)) return fail(EOPNOTSUPP, "ethtool " + m.name + " set", ifname);
+            if (auto e = ethtoolErrno.find(ifname); e != ethtoolErrno.end()) return fail(e->second, "ethtool " + m.name + " set", ifname);
+            for (const auto& [k, x] : values) {
+                auto& slot = l[m.name][k];
+                if (slot.is_boolean()) slot = x != 0;
+                else slot = x;
+            }
+            return {};
+        }
+        return fail(ENODEV, "ethtool " + m.name + " set", ifname);
+    }
+    int ethtoolSets = 0;
+    std::map<std::string, int> ethtoolErrno;
+
     Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override {
         ++ringSets;
         for (auto& l : doc_["links"]) {
