@@ -15,4 +15,14 @@ Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const
     return parseSoftnetStat(*text, onlineCpus);
 }
 
+Result<void> readSoftnetInto(const FileTree& fs, HostSnapshot& snap) {
+    if (snap.softnet || !fs.exists("proc/net/softnet_stat")) return {};
+    auto rows = readSoftnetStat(fs, snap.host.online.cpus());
+    if (!rows) return failWith(rows.error());
+    std::map<unsigned, HostSnapshot::SoftnetCounts> counts;
+    for (const auto& [cpu, row] : *rows) counts[cpu] = {row.dropped, row.timeSqueeze};
+    snap.softnet = std::move(counts);
+    return {};
+}
+
 }  // namespace rxtune

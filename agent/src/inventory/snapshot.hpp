@@ -18,6 +18,9 @@ Result<Topology> readTopology(const FileTree& fs);
 // CPUs on kernels that do not number them), read and parsed; errors name the file.
 Result<std::map<unsigned, CpuJiffies>> readProcStat(const FileTree& fs);
 Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const std::vector<unsigned>& onlineCpus);
+// snap.softnet from /proc/net/softnet_stat where it is not read yet and the file is there (for a
+// family's advice about the CPUs that take a device's IRQ).
+Result<void> readSoftnetInto(const FileTree& fs, HostSnapshot& snap);
 // The CPUs that share `cpu`'s last-level cache (the highest data or unified cache level in
 // sys/devices/system/cpu/cpuN/cache), itself included; empty where sysfs has no cache information.
 Result<CpuSet> readLlc(const FileTree& fs, unsigned cpu);

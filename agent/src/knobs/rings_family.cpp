@@ -73,13 +73,7 @@ public:
             couldGrow = couldGrow || (n.rings && n.rings->supported && n.rings->rx < n.rings->rxMax);
         }
         // The advice below also asks softnet, for the CPUs that take a ring's IRQ.
-        if (couldGrow && !snap.softnet && io.fs.exists("proc/net/softnet_stat")) {
-            auto rows = readSoftnetStat(io.fs, snap.host.online.cpus());
-            if (!rows) return failWith(rows.error());
-            std::map<unsigned, HostSnapshot::SoftnetCounts> counts;
-            for (const auto& [cpu, row] : *rows) counts[cpu] = {row.dropped, row.timeSqueeze};
-            snap.softnet = std::move(counts);
-        }
+        if (couldGrow) return readSoftnetInto(io.fs, snap);
         return {};
     }
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
