@@ -1,8 +1,21 @@
-// Interrupt coalescing: what the driver reports through ethtool netlink (COALESCE_GET), shown by
-// detect for every device; absent what the driver does not report.
+// Interrupt coalescing (nic.coalesce: rx_usecs, rx_frames, tx_usecs, tx_frames, adaptive_rx,
+// adaptive_tx) through ethtool netlink (COALESCE_GET / COALESCE_SET): how long and for how many
+// frames a device holds an interrupt back. A parameter the driver does not report is one it does
+// not offer (the kernel puts only its supported ones in the reply) and is skipped, as is a device
+// without coalescing ops (veth) with the driver's answer. Sets only what the profile asks; advises
+// adaptive RX where the driver offers it off and the CPUs of the device's RX IRQ run out of budget.
+// detect shows every device's values.
 #include <linux/ethtool_netlink.h>
 
+#include <climits>
+
+#include "core/paths.hpp"
+#include "core/text.hpp"
+#include "inventory/snapshot.hpp"
+#include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
+#include "planner/planner.hpp"
+#include "profile/yaml_config.hpp"
 #include "sys/netlink.hpp"
 
 namespace rxtune {
@@ -12,8 +25,11 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr std::string_view kName = "coalesce";
+constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kDir = "ethtool-coalesce/";  // not a file: the device's coalescing
 
-// The numbers of the message rxtune reads, by the names detect shows (and fixtures hold).
+// The numbers of the message rxtune reads and sets, by the names the profile, detect and the
+// fixtures use.
 const EthtoolMessage& message() {
     static const EthtoolMessage m{std::string(kName),
                                   ETHTOOL_MSG_COALESCE_GET,
@@ -28,26 +44,154 @@ const EthtoolMessage& message() {
     return m;
 }
 
+const EthtoolMessage::Attr* attrOf(std::string_view name) {
+    for (const auto& a : message().attrs)
+        if (a.name == name) return &a;
+    return nullptr;
+}
+
+// What a profile asks: the parameters it names, flags as 0/1, in the message's order.
+struct CoalesceIntent {
+    std::map<std::string, std::uint32_t> values;
+    Location where;
+};
+
+std::any parseIntent(const YAML::Node& n, const Location& where) {
+    std::set<std::string> keys;
+    for (const auto& a : message().attrs) keys.insert(a.name);
+    yamlcfg::requireKeys(n, "nic.coalesce", keys);
+    CoalesceIntent in;
+    in.where = where;
+    for (const auto& a : message().attrs) {
+        const auto v = n[a.name];
+        if (!v) continue;
+        const std::string key = "nic.coalesce." + a.name;
+        in.values[a.name] = a.u8 ? (yamlcfg::boolean(v, key) ? 1u : 0u) : yamlcfg::integer<std::uint32_t>(v, key, 0, UINT32_MAX);
+    }
+    return in;
+}
+
+// An include's parameters under the file's own: each one the file names replaces the include's.
+void mergeIntent(std::any& base, const std::any& over) {
+    auto& b = std::any_cast<CoalesceIntent&>(base);
+    const auto& o = std::any_cast<const CoalesceIntent&>(over);
+    for (const auto& [k, v] : o.values) b.values[k] = v;
+    b.where = o.where;
+}
+
 const EthtoolValues* factsOf(const Nic& n) {
     auto it = n.facts.find(std::string(kName));
     return it == n.facts.end() ? nullptr : std::any_cast<EthtoolValues>(&it->second);
+}
+
+std::string shown(const EthtoolMessage::Attr& a, std::uint32_t v) { return a.u8 ? (v ? "on" : "off") : std::to_string(v); }
+
+// What says the RX IRQ's CPUs run out of budget, "" for nothing: softnet's squeezes there (the
+// poll's budget or time ran out with frames still waiting), since boot.
+std::string squeezes(const Nic& nic, const HostSnapshot& snap) {
+    if (!snap.softnet) return "";
+    const CpuSet cpus = irqCpus(nic);
+    std::uint64_t squeezed = 0;
+    for (unsigned c : cpus.cpus())
+        if (auto it = snap.softnet->find(c); it != snap.softnet->end()) squeezed += it->second.squeezed;
+    if (squeezed == 0) return "";
+    return "softnet counts " + std::to_string(squeezed) + " squeezes on CPU(s) " + cpus.toList() + ", which take its RX IRQ";
 }
 
 class CoalesceFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return kName; }
     std::string id(const KnobKey& k) const override { return k.device + " coalesce " + k.name; }
-    std::string path(const KnobKey& k) const override { return "sys/class/net/" + k.device + "/ethtool-coalesce/" + k.name; }
-    std::optional<KnobKey> keyOf(std::string_view, std::string_view) const override { return std::nullopt; }
+    std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kDir) + k.name; }
+    std::string settingLabel(const KnobKey& k) const override { return "coalesce_" + k.name; }
+    std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
+        auto rest = pathkey::after(p, kNet);
+        if (!rest) return std::nullopt;
+        auto dev = pathkey::head(*rest);
+        if (!dev) return std::nullopt;
+        auto which = pathkey::after(dev->second, kDir);
+        if (!which || !attrOf(*which)) return std::nullopt;
+        return KnobKey{std::string(kName), dev->first, std::string(*which)};
+    }
 
-    Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
+    std::vector<ProfileSection> profileSections() const override { return {{"nic", "coalesce", parseIntent, mergeIntent}}; }
+
+    // Physical NICs' coalescing is read for every plan (the advice below), any chosen device's
+    // where the profile sets it; virtual devices mostly have none.
+    Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
+        const bool asked = profile.section<CoalesceIntent>("nic.coalesce") != nullptr;
+        bool couldAdapt = false;
         for (auto& n : snap.nics) {
-            auto c = io.nl.ethtoolGet(message(), n.name);
-            if (!c) return failWith(c.error().withContext("interface " + n.name));
-            n.facts[std::string(kName)] = *c;
+            if (!factsOf(n) && (asked || n.kind == "physical"))
+                if (auto r = read(io, n); !r) return r;
+            const EthtoolValues* c = factsOf(n);
+            couldAdapt = couldAdapt || (c && c->supported && c->values.count("adaptive_rx") && c->values.at("adaptive_rx") == 0);
+        }
+        if (couldAdapt) return readSoftnetInto(io.fs, snap);
+        return {};
+    }
+    Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
+        for (auto& n : snap.nics)
+            if (auto r = read(io, n); !r) return r;
+        return {};
+    }
+
+    Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
+        const Nic& nic = d.nic;
+        const EthtoolValues* now = factsOf(nic);
+        const CoalesceIntent* want = in.profile.section<CoalesceIntent>("nic.coalesce");
+        if (now && now->supported && (!want || !want->values.count("adaptive_rx")))
+            if (auto a = now->values.find("adaptive_rx"); a != now->values.end() && a->second == 0)
+                if (auto why = squeezes(nic, in.snap); !why.empty())
+                    p.advice.push_back({nic.name, "adaptive RX coalescing is off while " + why +
+                                                      ": the driver can batch interrupts under load and answer at once when idle (nic.coalesce.adaptive_rx: true)"});
+        if (!want) return {};
+        for (const auto& a : message().attrs) {
+            auto v = want->values.find(a.name);
+            if (v == want->values.end()) continue;
+            const KnobKey k{std::string(kName), nic.name, a.name};
+            if (!now || !now->supported) {
+                p.skipped.push_back({id(k), "the driver has no coalescing to set (" + (now ? now->error : std::string("not read")) + ")"});
+                continue;
+            }
+            auto cur = now->values.find(a.name);
+            if (cur == now->values.end()) {
+                p.skipped.push_back({id(k), "the driver does not offer " + a.name + " (ethtool -c shows it n/a)"});
+                continue;
+            }
+            p.settings.push_back(makeSetting(*this, k, a.u8 ? ValueKind::kWord : ValueKind::kInteger, shown(a, cur->second),
+                                             shown(a, v->second),
+                                             "profile " + want->where.str() + " (nic.coalesce." + a.name + "), ethtool COALESCE_SET"));
         }
         return {};
     }
+
+    bool fileBacked(const KnobKey&) const override { return false; }
+    Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string&) const override {
+        if (!io.nl) return fail(ENOTSUP, "ethtool coalesce get", k.device, "no netlink here");
+        const auto* a = attrOf(k.name);
+        if (!a) return fail(EINVAL, "ethtool coalesce get", k.device, "no parameter '" + k.name + "'");
+        auto c = io.nl->ethtoolGet(message(), k.device);
+        if (!c) return failWith(c.error());
+        if (!c->supported) return fail(EOPNOTSUPP, "ethtool coalesce get", k.device, c->error);
+        auto v = c->values.find(k.name);
+        if (v == c->values.end()) return fail(EOPNOTSUPP, "ethtool coalesce get", k.device, "the driver does not offer " + k.name);
+        return shown(*a, v->second);
+    }
+    Result<void> write(const KnobIo& io, const KnobKey& k, const std::string&, const std::string& value) const override {
+        if (!io.nl) return fail(ENOTSUP, "ethtool coalesce set", k.device, "no netlink here");
+        const auto* a = attrOf(k.name);
+        if (!a) return fail(EINVAL, "ethtool coalesce set", k.device, "no parameter '" + k.name + "'");
+        const std::string v = trimmed(value);
+        std::uint32_t n = 0;
+        if (a->u8 && (v == "on" || v == "off")) n = v == "on" ? 1 : 0;
+        else if (a->u8 || !parseUnsigned(v, n))
+            return fail(EINVAL, "ethtool coalesce set", k.device, "'" + value + "' is not a value of " + k.name);
+        return io.nl->ethtoolSet(message(), k.device, {{k.name, n}});
+    }
+    bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
+    bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }
+    std::string where(const KnobIo&, const KnobKey& k, const std::string&) const override { return "ethtool coalescing of " + k.device; }
 
     void detectJson(const Nic& n, json& j) const override {
         const EthtoolValues* c = factsOf(n);
@@ -80,6 +224,14 @@ public:
         };
         out << "    coalesce rx-usecs " << v("rx_usecs") << " rx-frames " << v("rx_frames") << " adaptive-rx " << b("adaptive_rx")
             << ", tx-usecs " << v("tx_usecs") << " tx-frames " << v("tx_frames") << " adaptive-tx " << b("adaptive_tx") << "\n";
+    }
+
+private:
+    static Result<void> read(const SnapshotIo& io, Nic& n) {
+        auto c = io.nl.ethtoolGet(message(), n.name);
+        if (!c) return failWith(c.error().withContext("interface " + n.name));
+        n.facts[std::string(kName)] = *c;
+        return {};
     }
 };
 

@@ -528,12 +528,15 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         return out;
     };
     {
-        // RPS, sysctls, the default mask, governors, the RX IRQ, deferral and rings on the story's
-        // host; the last step fails: the driver takes the TX ring's size, then fails its reset.
+        // RPS, sysctls, the default mask, governors, the RX IRQ, deferral, rings and coalescing on
+        // the story's host; a late step fails: the driver takes adaptive RX, then fails its reset.
         test::TempTree tree{"story-20cpu-single-queue"};
         auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
         for (auto& l : doc["links"])
-            if (l["name"] == "enp2s0") l["rings"] = {{"rx", 256}, {"rx_max", 1024}, {"tx", 256}, {"tx_max", 1024}};
+            if (l["name"] == "enp2s0") {
+                l["rings"] = {{"rx", 256}, {"rx_max", 1024}, {"tx", 256}, {"tx_max", 1024}};
+                l["coalesce"] = {{"rx_usecs", 3}, {"adaptive_rx", false}};
+            }
         tree.put("netlink.json", doc.dump());
         tree.put("proc/irq/45/enp2s0/.action", "");  // the IRQ's owner, as /proc/irq/N/<action> shows it
         // The IRQ's original is kept as its list ("0-19"; procfs prints it back the same): the file
@@ -544,24 +547,27 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         test::FakeNetlink nl(tree.path());
         const auto profile = loadProfileText(std::string(kTestProfile) +
                                                  "irq:\n  cpus: '5'\nnic:\n  rings: {rx: max, tx: max}\n  gro_flush_timeout: 20000\n"
-                                                 "  napi_defer_hard_irqs: 10\n",
+                                                 "  napi_defer_hard_irqs: 10\n  coalesce: {rx_usecs: 50, adaptive_rx: true}\n",
                                              "t.yaml", {})
                                  .value();
         const Plan p = preparePlan(profile, fs, nl).value().plan;
         const auto families = pendingFamilies(p);
-        for (std::string f : {"sysctl", "rps_default_mask", "queue", "governor", "irq", "napi_defer", "rings"})
+        for (std::string f : {"sysctl", "rps_default_mask", "queue", "governor", "irq", "napi_defer", "rings", "coalesce"})
             REQUIRE(families.count(f));
         const auto before = test::contents(tree.path());
-        nl.failRingSetAt = 2;
+        nl.failEthtoolSetAt = 2;
         JournalStore store((state.path() / "state").string());
         auto r = applyPlan(p, Knobs(fs, nullptr, nullptr, &nl), store, "t");
         REQUIRE_FALSE(r);
         INFO(r.error().message());
         CHECK(r.error().message().find("apply failed, this apply's writes were undone") == 0);
-        CHECK(r.error().message().find("enp2s0 ring tx") != std::string::npos);
+        CHECK(r.error().message().find("enp2s0 coalesce adaptive_rx") != std::string::npos);
         CHECK(test::contents(tree.path()) == before);
         CHECK(nl.rings("enp2s0").value().rx == 256);
         CHECK(nl.rings("enp2s0").value().tx == 256);
+        const auto coalesce = nl.ethtoolGet({"coalesce", 0, 0, 0, {}}, "enp2s0").value().values;
+        CHECK(coalesce.at("rx_usecs") == 3);
+        CHECK(coalesce.at("adaptive_rx") == 0);
         CHECK_FALSE(store.load().value().has_value());
         undone.insert(families.begin(), families.end());
     }
@@ -588,6 +594,6 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
     // installed"). Every other family of the registry is above; a new family must be added here.
     std::set<std::string> all;
     for (const KnobFamily* f : knobFamilies())
-        if (f->name() != "xdp" && f->name() != "coalesce") all.insert(std::string(f->name()));  // coalesce: detect only, until its knobs land
+        if (f->name() != "xdp") all.insert(std::string(f->name()));
     CHECK(undone == all);
 }

@@ -164,11 +164,14 @@ public:
                 if (slot.is_boolean()) slot = x != 0;
                 else slot = x;
             }
+            // A driver that takes the values, then fails (its reset after the change did not come back).
+            if (ethtoolSets == failEthtoolSetAt) return fail(EIO, "ethtool " + m.name + " set", ifname, "device reset failed");
             return {};
         }
         return fail(ENODEV, "ethtool " + m.name + " set", ifname);
     }
     int ethtoolSets = 0;
+    int failEthtoolSetAt = -1;  // the Nth SET lands, then answers EIO
     std::map<std::string, int> ethtoolErrno;
 
     Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override {
@@ -180,14 +183,11 @@ public:
                 return fail(EINVAL, "ethtool RINGS_SET", ifname);
             if (rx) l["rings"]["rx"] = *rx;
             if (tx) l["rings"]["tx"] = *tx;
-            // A driver that takes the sizes, then fails (its reset after the change did not come back).
-            if (ringSets == failRingSetAt) return fail(EIO, "ethtool RINGS_SET", ifname, "device reset failed");
             return {};
         }
         return fail(ENODEV, "ethtool RINGS_SET", ifname);
     }
     int ringSets = 0;
-    int failRingSetAt = -1;  // the Nth RINGS_SET lands, then answers EIO
 
     // What napi-get would answer, where the fixture says (else the kernel is one without it).
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override {
