@@ -13,6 +13,7 @@
 #include "inventory/softnet.hpp"
 #include "inventory/stack_counters.hpp"
 #include "planner/auto_steer.hpp"
+#include "../support/skips.hpp"
 #include "support.hpp"
 
 using namespace rxtune::itest;
@@ -183,8 +184,7 @@ TEST_CASE("what the stack delivered: veth and tap count rx after the backlog; a 
 TEST_CASE("mode auto tries RPS and XDP on an expensive receive path and keeps the one that delivered most",
           "[integration][auto]") {
     if (std::thread::hardware_concurrency() < 2) {
-        WARN("mode auto needs a second CPU to steer to");
-        return;
+        return rxtune::test::skipBecause("mode auto needs a second CPU to steer to");
     }
     AutoLab lab;
     lab.expensiveReceive(100);
@@ -256,8 +256,7 @@ TEST_CASE("mode auto tries RPS and XDP on an expensive receive path and keeps th
 
 TEST_CASE("mode auto tries threaded NAPI as a candidate, judges it like the others, and reverts it", "[integration][auto][napi]") {
     if (std::thread::hardware_concurrency() < 2) {
-        WARN("mode auto needs a second CPU to steer to");
-        return;
+        return rxtune::test::skipBecause("mode auto needs a second CPU to steer to");
     }
     AutoLab lab;
     // veth has a NAPI instance (and so a kthread to pin) only with GRO on.
@@ -302,8 +301,7 @@ TEST_CASE("mode auto tries threaded NAPI as a candidate, judges it like the othe
 
 TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device, and says so", "[integration][auto]") {
     if (std::thread::hardware_concurrency() < 2) {
-        WARN("mode auto needs a second CPU to steer to");
-        return;
+        return rxtune::test::skipBecause("mode auto needs a second CPU to steer to");
     }
     AutoLab lab;
     lab.expensiveReceive(100);
@@ -330,6 +328,10 @@ TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device,
     if (daemon.log().find("auto fb: keep") != std::string::npos) {
         CHECK(hasSeries(lab.metrics(), "rxtune_steering_auto_mode{interface=\"fb\",mode=\"rps\"}"));
         CHECK(steered(lab.rps()));
+    } else {
+        // Undone: RPS is off again, and the log says what none and rps delivered.
+        CHECK(daemon.log().find("auto fb: undo") != std::string::npos);
+        CHECK_FALSE(steered(lab.rps()));
     }
     daemon.signal(SIGTERM);
     CHECK(daemon.wait() == 0);
@@ -340,8 +342,7 @@ TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device,
 
 TEST_CASE("mode auto with a SCHED_FIFO hog on the target ends off; with the hog gone it steers", "[integration][auto]") {
     if (std::thread::hardware_concurrency() < 2) {
-        WARN("mode auto needs a second CPU to steer to");
-        return;
+        return rxtune::test::skipBecause("mode auto needs a second CPU to steer to");
     }
     // A real-time busy loop owns CPU 1, the only other CPU: it has no spare capacity, so steering
     // would only move the bottleneck onto a CPU an application needs. (Receive work put there by

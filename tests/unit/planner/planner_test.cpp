@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <random>
 
 #include "../support/fixture.hpp"
@@ -207,8 +208,13 @@ TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS o
     // Already installed as wanted: nothing pending for it.
     s.nics[1].xdpSteering = "cpus=0-19 mode=native qsize=512";
     auto again = plan(prof, s, {}).value();
+    size_t found = 0;
     for (const auto& st : again.settings)
-        if (st.id == "enp2s0 xdp steering") CHECK_FALSE(st.pending());
+        if (st.id == "enp2s0 xdp steering") {
+            ++found;
+            CHECK_FALSE(st.pending());
+        }
+    CHECK(found == 1);
 }
 
 TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without counting it as pending", "[planner]") {
@@ -287,16 +293,23 @@ TEST_CASE("an event's name and link kind reject only devices the profile's match
     pods.includeVirtual = true;
     Match named;
     named.interfaces = {"enp*"};
-    // Never a false no: every fixture NIC that matches passes the cheap test.
+    // Never a false no: every fixture NIC that matches passes the cheap test (and each match is met).
+    std::map<const Match*, size_t> matched;
     for (const char* scenario : {"story-20cpu-single-queue", "numa2-multi-queue", "isolated-cpus-netns", "vm-no-cpufreq"}) {
         for (const auto& nic : snap(scenario).nics) {
             const std::string kind = nic.kind == "physical" || nic.kind == "loopback" || nic.kind == "virtual" ? "" : nic.kind;
             for (const Match* m : {&gateway, &pods, &named}) {
                 INFO(scenario << " " << nic.name);
-                if (matches(*m, nic)) CHECK(mayMatch(*m, nic.name, kind));
+                if (matches(*m, nic)) {
+                    ++matched[m];
+                    CHECK(mayMatch(*m, nic.name, kind));
+                }
             }
         }
     }
+    CHECK(matched[&gateway] > 0);
+    CHECK(matched[&pods] > 0);
+    CHECK(matched[&named] > 0);
     // The cheap noes: what a node's pod churn is made of.
     CHECK_FALSE(mayMatch(gateway, "veth1234", "veth"));
     CHECK_FALSE(mayMatch(named, "veth1234", ""));
