@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
+#include "profile/yaml_config.hpp"
 
 namespace rxtune {
 
@@ -16,11 +17,32 @@ constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kGro = "gro_flush_timeout";
 constexpr std::string_view kDefer = "napi_defer_hard_irqs";
 
+// nic.gro_flush_timeout / nic.napi_defer_hard_irqs: one number each, where it stands in the profile.
+struct DeferValue {
+    std::uint64_t value = 0;
+    Location where;
+};
+
+// The kernel's limits: gro_flush_timeout is an unsigned long of ns (capped here at an hour, beyond
+// any sane deferral), napi_defer_hard_irqs at most S32_MAX (net-sysfs.c).
+ProfileSection section(std::string_view key, std::uint64_t max) {
+    return {"nic", std::string(key),
+            [key = std::string(key), max](const YAML::Node& v, const Location& where) -> std::any {
+                return DeferValue{yamlcfg::integer<std::uint64_t>(v, "nic." + key, 0, max), where};
+            },
+            nullptr};
+}
+
+const DeferValue* wanted(const Profile& p, std::string_view key) { return p.section<DeferValue>("nic." + std::string(key)); }
+
 class NapiDeferFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "napi_defer"; }
     std::string id(const KnobKey& k) const override { return k.device + " " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
+    std::vector<ProfileSection> profileSections() const override {
+        return {section(kGro, 3600ULL * 1000000000ULL), section(kDefer, 2147483647ULL)};
+    }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
@@ -30,7 +52,7 @@ public:
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        if (!profile.nic.groFlushTimeout && !profile.nic.napiDeferHardIrqs) return {};
+        if (!wanted(profile, kGro) && !wanted(profile, kDefer)) return {};
         for (auto& n : snap.nics)
             if (!n.napi.read)
                 if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
@@ -53,22 +75,22 @@ public:
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
-        const NicIntent& want = in.profile.nic;
         const Nic& nic = d.nic;
-        auto one = [&](std::string_view name, const std::optional<std::uint64_t>& value, const std::optional<std::string>& cur) {
+        auto one = [&](std::string_view name, const std::optional<std::string>& cur) {
+            const DeferValue* value = wanted(in.profile, name);
             if (!value) return;
             const KnobKey k{"napi_defer", nic.name, std::string(name)};
             if (!cur) {
                 p.skipped.push_back({id(k), "the kernel shows no " + std::string(name) + " for " + nic.name});
                 return;
             }
-            p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, trimmed(*cur), std::to_string(*value),
-                                             "profile " + want.where.str() + " (nic." + std::string(name) +
+            p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, trimmed(*cur), std::to_string(value->value),
+                                             "profile " + value->where.str() + " (nic." + std::string(name) +
                                                  "), through sysfs: every NAPI instance of the device",
                                              *cur));
         };
-        one(kGro, want.groFlushTimeout, nic.napi.groFlushTimeout);
-        one(kDefer, want.napiDeferHardIrqs, nic.napi.deferHardIrqs);
+        one(kGro, nic.napi.groFlushTimeout);
+        one(kDefer, nic.napi.deferHardIrqs);
         return {};
     }
 };

@@ -7,6 +7,7 @@
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
 #include "planner/planner.hpp"
+#include "profile/yaml_config.hpp"
 
 namespace rxtune {
 
@@ -16,6 +17,53 @@ constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kDir = "ethtool-rings/";  // not a file: the device's ring sizes
 
 using json = nlohmann::ordered_json;
+
+// nic.rings: a size per ring, unset where the profile leaves it alone.
+struct RingSize {
+    bool max = false;                // "max": the driver's maximum
+    std::optional<std::uint32_t> n;  // a number of descriptors
+    bool set() const { return max || n.has_value(); }
+};
+struct RingsIntent {
+    RingSize rx, tx;
+    Location where;
+};
+
+RingSize parseSize(const YAML::Node& v, const std::string& key) {
+    RingSize s;
+    if (v.IsScalar() && v.Scalar() == "max") s.max = true;
+    else if (v.IsScalar() && !v.Scalar().empty() && std::isdigit(static_cast<unsigned char>(v.Scalar()[0])))
+        s.n = yamlcfg::integer<std::uint32_t>(v, key, 1, 1u << 20);
+    else
+        yamlcfg::bad(v, key, "expected max or a number of descriptors, got '" +
+                                 (v.IsScalar() ? v.Scalar() : std::string("a ") + (v.IsMap() ? "mapping" : "list")) + "'");
+    return s;
+}
+
+std::any parseIntent(const YAML::Node& n, const Location& where) {
+    yamlcfg::requireKeys(n, "nic.rings", {"rx", "tx"});
+    RingsIntent in;
+    in.where = where;
+    if (auto v = n["rx"]) in.rx = parseSize(v, "nic.rings.rx");
+    if (auto v = n["tx"]) in.tx = parseSize(v, "nic.rings.tx");
+    return in;
+}
+
+// An include's sizes under the file's own: each ring the file names replaces the include's.
+void mergeIntent(std::any& base, const std::any& over) {
+    auto& b = std::any_cast<RingsIntent&>(base);
+    const auto& o = std::any_cast<const RingsIntent&>(over);
+    if (o.rx.set()) b.rx = o.rx;
+    if (o.tx.set()) b.tx = o.tx;
+    b.where = o.where;
+}
+
+const RingsIntent kNoRings;
+
+const RingsIntent& intentOf(const Profile& p) {
+    const auto* in = p.section<RingsIntent>("nic.rings");
+    return in ? *in : kNoRings;
+}
 
 // What says the RX ring runs short, "" for nothing: the device's drops and missed frames (drivers
 // count a full ring in one or the other), and softnet's squeezes and drops on the CPUs that take
@@ -50,6 +98,7 @@ public:
     std::string id(const KnobKey& k) const override { return k.device + " ring " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kDir) + k.name; }
     std::string settingLabel(const KnobKey& k) const override { return "ring_" + k.name; }
+    std::vector<ProfileSection> profileSections() const override { return {{"nic", "rings", parseIntent, mergeIntent}}; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
@@ -62,7 +111,7 @@ public:
 
     // Physical NICs' rings are read for every plan (the advice below); virtual devices have none.
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        const bool asked = profile.nic.ringRx.set() || profile.nic.ringTx.set();
+        const bool asked = intentOf(profile).rx.set() || intentOf(profile).tx.set();
         bool couldGrow = false;
         for (auto& n : snap.nics) {
             if (!n.rings && (asked || n.kind == "physical")) {
@@ -87,8 +136,8 @@ public:
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
-        const NicIntent& want = in.profile.nic;
-        if (nic.rings && nic.rings->supported && !want.ringRx.set() && nic.rings->rx < nic.rings->rxMax)
+        const RingsIntent& want = intentOf(in.profile);
+        if (nic.rings && nic.rings->supported && !want.rx.set() && nic.rings->rx < nic.rings->rxMax)
             if (auto why = ringPressure(nic, in.snap); !why.empty())
                 p.advice.push_back({nic.name, "RX ring " + std::to_string(nic.rings->rx) + " of at most " + std::to_string(nic.rings->rxMax) +
                                                   " while " + why + ": a larger ring absorbs bursts (nic.rings.rx: max)"});
@@ -105,15 +154,15 @@ public:
                 return;
             }
             p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, std::to_string(now), std::to_string(target),
-                                             "profile " + want.ringsWhere.str() + " (nic.rings." + which + ": " +
+                                             "profile " + want.where.str() + " (nic.rings." + which + ": " +
                                                  (size.max ? "max" : std::to_string(*size.n)) + "), ethtool RINGS_SET"));
         };
         if (nic.rings) {
-            one("rx", want.ringRx, nic.rings->rx, nic.rings->rxMax);
-            one("tx", want.ringTx, nic.rings->tx, nic.rings->txMax);
+            one("rx", want.rx, nic.rings->rx, nic.rings->rxMax);
+            one("tx", want.tx, nic.rings->tx, nic.rings->txMax);
         } else {
-            one("rx", want.ringRx, 0, 0);
-            one("tx", want.ringTx, 0, 0);
+            one("rx", want.rx, 0, 0);
+            one("tx", want.tx, 0, 0);
         }
         return {};
     }

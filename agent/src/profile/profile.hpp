@@ -84,20 +84,6 @@ struct SysctlIntent {
     Location where;
 };
 
-// nic: per matched device, NAPI deferral (Documentation/networking/napi.rst) and ring sizes;
-// unset: left alone.
-struct RingSize {
-    bool max = false;                 // "max": the driver's maximum
-    std::optional<std::uint32_t> n;   // a number of descriptors
-    bool set() const { return max || n.has_value(); }
-};
-struct NicIntent {
-    std::optional<std::uint64_t> groFlushTimeout;    // ns
-    std::optional<std::uint64_t> napiDeferHardIrqs;  // empty polls before the IRQ is unmasked again
-    RingSize ringRx, ringTx;
-    Location where, ringsWhere;
-};
-
 // irq: the CPU(s) of each matched device's RX IRQ(s).
 struct IrqIntent {
     enum class Kind { kKeep, kAuto, kList };
@@ -116,7 +102,6 @@ struct Profile {
     std::map<std::string, SysctlIntent> sysctls;
     std::vector<std::string> governors;  // first available wins
     Location governorsWhere;
-    NicIntent nic;
     IrqIntent irq;
     bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
     // The families' own keys (profile/section.hpp), by their path ("nic.coalesce"); absent: unset.

@@ -48,9 +48,6 @@ struct Partial {
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
-    std::optional<std::uint64_t> groFlushTimeout, napiDeferHardIrqs;  // nic:
-    std::optional<RingSize> ringRx, ringTx;
-    Location nicWhere, ringsWhere;
     std::optional<IrqIntent> irq;
     std::map<std::string, std::any> sections;  // the families' own (profile/section.hpp), by path
 };
@@ -139,30 +136,7 @@ public:
                 p.irq = in;
             }
         }
-        if (auto n = root["nic"]) {
-            requireMap(n, "nic", keysOf("nic", {"gro_flush_timeout", "napi_defer_hard_irqs", "rings"}));
-            if (auto r = n["rings"]) {
-                requireMap(r, "nic.rings", {"rx", "tx"});
-                p.ringsWhere = at(r);
-                auto ring = [&](const YAML::Node& v, const std::string& key) {
-                    RingSize s;
-                    if (v.IsScalar() && v.Scalar() == "max") s.max = true;
-                    else if (v.IsScalar() && !v.Scalar().empty() && std::isdigit(static_cast<unsigned char>(v.Scalar()[0])))
-                        s.n = static_cast<std::uint32_t>(integer(v, key, 1, 1 << 20));
-                    else error(v, key, "expected max or a number of descriptors, got '" + (v.IsScalar() ? v.Scalar() : std::string("a ") + (v.IsMap() ? "mapping" : "list")) + "'");
-                    return s;
-                };
-                if (auto v = r["rx"]) p.ringRx = ring(v, "nic.rings.rx");
-                if (auto v = r["tx"]) p.ringTx = ring(v, "nic.rings.tx");
-            }
-            p.nicWhere = at(n);
-            // The kernel's limits: gro_flush_timeout is an unsigned long of ns (capped here at an
-            // hour, beyond any sane deferral), napi_defer_hard_irqs at most S32_MAX (net-sysfs.c).
-            if (auto v = n["gro_flush_timeout"])
-                p.groFlushTimeout = static_cast<std::uint64_t>(integer(v, "nic.gro_flush_timeout", 0, 3600LL * 1000000000LL));
-            if (auto v = n["napi_defer_hard_irqs"])
-                p.napiDeferHardIrqs = static_cast<std::uint64_t>(integer(v, "nic.napi_defer_hard_irqs", 0, 2147483647LL));
-        }
+        if (auto n = root["nic"]) requireMap(n, "nic", keysOf("nic", {}));
         if (auto d = root["datapath"]) {
             requireMap(d, "datapath", keysOf("datapath", {"recommend"}));
             if (auto r = d["recommend"]) p.recommendDatapath = boolean(r, "datapath.recommend");
@@ -343,12 +317,6 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.xdpNative, over.xdpNative);
     take(base.xdpQsize, over.xdpQsize);
     take(base.recommendDatapath, over.recommendDatapath);
-    if (over.groFlushTimeout || over.napiDeferHardIrqs) base.nicWhere = over.nicWhere;
-    take(base.groFlushTimeout, over.groFlushTimeout);
-    take(base.napiDeferHardIrqs, over.napiDeferHardIrqs);
-    if (over.ringRx || over.ringTx) base.ringsWhere = over.ringsWhere;
-    take(base.ringRx, over.ringRx);
-    take(base.ringTx, over.ringTx);
     take(base.irq, over.irq);
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
@@ -469,12 +437,6 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     }
     if (p.autoCandidates) at.candidates = *p.autoCandidates;
     out.sysctls = p.sysctls;
-    out.nic.groFlushTimeout = p.groFlushTimeout;
-    out.nic.napiDeferHardIrqs = p.napiDeferHardIrqs;
-    out.nic.where = p.nicWhere;
-    out.nic.ringRx = p.ringRx.value_or(RingSize{});
-    out.nic.ringTx = p.ringTx.value_or(RingSize{});
-    out.nic.ringsWhere = p.ringsWhere;
     out.irq = p.irq.value_or(IrqIntent{});
     out.sections = p.sections;
     if (p.governors) {
