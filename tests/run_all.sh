@@ -67,7 +67,7 @@ test = next(t for t in json.loads(subprocess.check_output(["meson", "introspect"
             if t["name"] == "integration")
 env = {**os.environ, **test["env"], "RXTUNE_BIN": os.path.abspath(os.path.join(asan, "agent", "rxtune")),
        "RXTUNE_BIN_ASAN": "1"}  # the daemon's memory bounds allow for ASan's quarantine
-spec = "[detect],[tune]~[crash],[daemon],[napi]~[auto],[status],[xdp]"
+spec = "[detect],[tune]~[crash],[daemon],[napi]~[auto],[status],[xdp],[coalesce]"
 sys.exit(subprocess.run(test["cmd"] + [spec], env=env).returncode)
 PY
 }

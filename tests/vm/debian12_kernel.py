@@ -9,6 +9,8 @@ The regression test of two defects every Debian 12 user met:
 Here: detect (table and JSON) succeeds; the e1000e RX vector is pinned to a CPU other than the
 one serving it, the apply succeeds and verify says the move is pending; after frames arrive the
 effective CPU follows and verify says in sync; revert restores the exact original affinity.
+Beside it, a real driver's interrupt coalescing: e1000e offers rx-usecs alone, which is set,
+verified and reverted; its rx-frames is skipped as not offered.
 
 Usage: debian12_kernel.py BUILD_DIR   (closes with one "N passed, N failed" line)
 """
@@ -25,7 +27,7 @@ import vmlab  # noqa: E402
 PROFILE = """match: {interfaces: [@E@], verdict: any, virtual: include}
 steering: {mode: rps, cpus: all}
 irq: {cpus: "@T@"}
-nic: {rings: {rx: max}}
+nic: {rings: {rx: max}, coalesce: {rx_usecs: 50, rx_frames: 8}}
 """
 
 SCENARIO = r"""
@@ -42,7 +44,9 @@ EFF=$(cat /proc/irq/$IRQ/effective_affinity_list)
 T=$(( (EFF + 1) % $(nproc) ))
 sed -e "s/@E@/$E/" -e "s/@T@/$T/" /etc/lab/pin.yaml.in > /tmp/pin.yaml
 step before echo "irq=$IRQ aff=$ORIG eff=$EFF target=$T"
+step coalesce_before rxtune detect --json -i "$E"
 step apply rxtune apply -p /tmp/pin.yaml
+step coalesce_after_apply rxtune detect --json -i "$E"
 step after_apply sh -c "cat /proc/irq/$IRQ/smp_affinity_list /proc/irq/$IRQ/effective_affinity_list"
 step journal_after_apply ls /var/lib/rxtune
 step verify_early rxtune verify
@@ -58,6 +62,7 @@ step verify_json rxtune verify --json
 step apply_again rxtune apply -p /tmp/pin.yaml
 step revert rxtune revert
 step after_revert cat /proc/irq/$IRQ/smp_affinity_list
+step coalesce_after_revert rxtune detect --json -i "$E"
 """
 
 
@@ -73,7 +78,20 @@ def main() -> int:
     print(f"booted and ran in {boot.seconds:.1f} s")
     c = vmlab.Checks("6.1: ")
     if not c.check("the scenario ran to its end", boot.done, vmlab.tail_text(boot.console)):
-        return c.close()
+        def rx_usecs(step: str):
+        try:
+            return json.loads(boot[step].out)["interfaces"][0]["coalesce"].get("rx_usecs")
+        except (ValueError, KeyError, IndexError) as ex:
+            return f"unreadable ({ex}): {boot[step].out[:500]}"
+    before = rx_usecs("coalesce_before")
+    c.check("detect shows e1000e's rx-usecs", isinstance(before, int), str(before))
+    c.check("apply sets e1000e's rx-usecs through COALESCE_SET", rx_usecs("coalesce_after_apply") == 50,
+            f"{rx_usecs('coalesce_after_apply')}\n{a.out}")
+    c.check("apply skips rx-frames, which e1000e does not offer",
+            "coalesce rx_frames" in a.out and "does not offer rx_frames" in a.out, a.out)
+    c.check("revert restores e1000e's exact rx-usecs", rx_usecs("coalesce_after_revert") == before,
+            f"before {before}, after revert {rx_usecs('coalesce_after_revert')}")
+    return c.close()
     v, e = boot["names"].out.split()
 
     d = boot["detect"]
@@ -130,6 +148,19 @@ def main() -> int:
     c.check("revert exits 0", r.rc == 0, r.out)
     c.check("revert restores the exact original affinity", boot["after_revert"].out.strip() == orig,
             f"original {orig}, after revert {boot['after_revert'].out.strip()}")
+    def rx_usecs(step: str):
+        try:
+            return json.loads(boot[step].out)["interfaces"][0]["coalesce"].get("rx_usecs")
+        except (ValueError, KeyError, IndexError) as ex:
+            return f"unreadable ({ex}): {boot[step].out[:500]}"
+    before = rx_usecs("coalesce_before")
+    c.check("detect shows e1000e's rx-usecs", isinstance(before, int), str(before))
+    c.check("apply sets e1000e's rx-usecs through COALESCE_SET", rx_usecs("coalesce_after_apply") == 50,
+            f"{rx_usecs('coalesce_after_apply')}\n{a.out}")
+    c.check("apply skips rx-frames, which e1000e does not offer",
+            "coalesce rx_frames" in a.out and "does not offer rx_frames" in a.out, a.out)
+    c.check("revert restores e1000e's exact rx-usecs", rx_usecs("coalesce_after_revert") == before,
+            f"before {before}, after revert {rx_usecs('coalesce_after_revert')}")
     return c.close()
 
 

@@ -8,10 +8,11 @@
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+#include <systemd/sd-daemon.h>
 
 #include "apply/apply.hpp"
 #include "cli/backends.hpp"
-#include "knobs/irq_state.hpp"
+#include "knobs/registry.hpp"
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "apply/prepare.hpp"
@@ -31,8 +32,9 @@ int report(const Error& e) {
 }
 
 
-// Profile + snapshot + planner. Everything is validated before anything can be written.
-Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
+// Profile + snapshot + planner. Everything is validated before anything can be written. The
+// profile loaded goes to `loaded` where one is given.
+Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Profile* loaded = nullptr) {
     for (const auto& name : o.interfaces)
         if (auto ok = validateIfName(name); !ok) return failWith(ok.error());
     auto profile = loadProfile(o.profile, profileSearchPath());
@@ -62,6 +64,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs) {
         prepared = preparePlan(*profile, fs, **nl, req);
         if (!prepared) return failWith(prepared.error());
     }
+    if (loaded) *loaded = *profile;
     return std::move(prepared->plan);
 }
 
@@ -146,26 +149,39 @@ int runPlan(const TuneOptions& o) {
 
 namespace {
 
-// <run_dir>/pinned-irqs for irqbalance's policy script; a running irqbalance that asks it is told.
-void publishPinned(const std::string& runDir, const JournalStore& store, const FileTree& fs) {
-    SystemProcessSignals signals;
-    auto pub = publishPinnedIrqs(runDir, store, fs, signals);
-    if (!pub) {
-        std::cerr << "rxtune: warning: " << pub.error().message() << "\n";
-        return;
+// The families' hooks around a command's writes (the IRQ family tells irqbalance, and waits for it
+// before the writes); each family starts with an empty memory.
+class CommandHooks {
+public:
+    CommandHooks(const std::string& runDir, const JournalStore& store, const FileTree& fs) : runDir_(runDir), store_(store), fs_(fs) {}
+    void beforeWrites(const Plan& plan) {
+        for (const KnobFamily* f : knobFamilies()) {
+            auto c = context(*f);
+            f->beforeWrites(c, plan);
+        }
     }
-    for (int pid : pub->told) std::cerr << "rxtune: irqbalance (pid " << pid << ") told to rescan: the IRQs rxtune pins changed\n";
-    for (const auto& w : pub->warnings) std::cerr << "rxtune: warning: " << w << "\n";
-}
+    void afterApply(const Profile* profile, ApplyStage stage) {
+        for (const KnobFamily* f : knobFamilies()) {
+            auto c = context(*f);
+            f->afterApply(c, profile, stage);
+        }
+    }
 
-// Before the first affinity write: irqbalance told, and its rescan awaited (tellIrqbalanceBeforeWrites).
-void publishBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& fs, const Plan& plan) {
-    SystemProcessSignals signals;
-    SystemClock clock;
-    auto told = tellIrqbalanceBeforeWrites(runDir, store, fs, signals, clock, irqsAboutToPin(plan),
-                                           [](const std::string& l) { std::cerr << "rxtune: " << l << std::endl; });
-    if (!told) std::cerr << "rxtune: warning: " << told.error().message() << "\n";
-}
+private:
+    HookContext context(const KnobFamily& f) {
+        return HookContext{fs_, store_, runDir_, signals_, clock_, false,
+                           [](const char* level, const std::string& line) {
+                               std::cerr << "rxtune: " << (std::string(level) == SD_WARNING ? "warning: " : "") << line << std::endl;
+                           },
+                           memory_[std::string(f.name())]};
+    }
+    const std::string& runDir_;
+    const JournalStore& store_;
+    const FileTree& fs_;
+    SystemProcessSignals signals_;
+    SystemClock clock_;
+    std::map<std::string, std::any> memory_;
+};
 
 }  // namespace
 
@@ -175,14 +191,15 @@ int runApply(const TuneOptions& o) {
     if (!lock) return report(lock.error());
     JournalStore store(o.stateDir);
     warnInterrupted(store);
-    auto p = makePlan(o, fs);
+    Profile profile;
+    auto p = makePlan(o, fs, &profile);
     if (!p) return report(p.error());
     KnobBackends backends(fs, o.bpfDir);
     const Knobs knobs = backends.knobs(fs);
-    publishBeforeWrites(o.runDir, store, fs, *p);
+    CommandHooks hooks(o.runDir, store, fs);
+    hooks.beforeWrites(*p);
     auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
-    // What is pinned now (a failed apply's IRQs are undone: irqbalance takes them back).
-    publishPinned(o.runDir, store, fs);
+    hooks.afterApply(&profile, r ? ApplyStage::kApplied : ApplyStage::kFailed);
     if (!r) return report(r.error());
     if (o.json) {
         json j = planJson(*p);
@@ -252,7 +269,7 @@ int runRevert(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto r = revertAll(knobs, store);
     if (!r) return report(r.error());
-    publishPinned(o.runDir, store, fs);
+    CommandHooks(o.runDir, store, fs).afterApply(nullptr, ApplyStage::kReverted);
     for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << trimmed(x.value) << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
     std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";

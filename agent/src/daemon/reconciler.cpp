@@ -3,9 +3,8 @@
 #include <algorithm>
 
 #include "daemon/log.hpp"
-#include "inventory/irqbalance_reader.hpp"
 #include "inventory/snapshot.hpp"
-#include "knobs/irq_state.hpp"
+#include "knobs/registry.hpp"
 #include "planner/planner.hpp"
 
 namespace rxtune {
@@ -43,20 +42,18 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     req.xdp = xdp_;
     req.autoIn = autoIn;
     req.scope = devices || candidates_ ? &scope : nullptr;
-    // irq.cpus auto judges "other work" by the interrupts since the last run that read them (a
-    // rate), where that run is recent enough to say what the CPUs do now.
-    const double now = clock_->monotonicSeconds();
-    const bool irqAuto = profile.irq.kind == IrqIntent::Kind::kAuto;
-    if (irqAuto && lastInterrupts_ && now - lastInterruptsAt_ <= kInterruptsMaxAge) {
-        req.memory.interruptsBefore = &*lastInterrupts_;
-        req.memory.interruptsSeconds = now - lastInterruptsAt_;
+    // What each family lends the plan from its earlier runs (irq.cpus auto: the last reading).
+    const bool wholeHost = devices == nullptr;
+    for (const KnobFamily* f : knobFamilies()) {
+        auto c = hookContext(*f);
+        f->beforePlan(c, profile, wholeHost, req.memory);
     }
     auto prepared = preparePlan(profile, fs_, nl_, req);
-    // Kept from whole-host runs only: an event's snapshot knows only its devices' IRQs.
-    if (prepared && irqAuto && !devices && !prepared->snapshot.interrupts.perCpu.empty()) {
-        lastInterrupts_ = prepared->snapshot.interrupts;
-        lastInterruptsAt_ = now;
-    }
+    if (prepared)
+        for (const KnobFamily* f : knobFamilies()) {
+            auto c = hookContext(*f);
+            f->afterSnapshot(c, profile, wholeHost, prepared->snapshot);
+        }
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
@@ -71,11 +68,14 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         steered_ = plan.interfaces;
     }
     Knobs knobs(fs_, xdp_, &napi_, &nl_);
-    publishBeforeWrites(plan);
+    for (const KnobFamily* f : knobFamilies()) {
+        auto c = hookContext(*f);
+        f->beforeWrites(c, plan);
+    }
     auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
     if (!applied) {
         LOG_E(applied.error().message());
-        publishPinned(profile);  // the undone IRQs are irqbalance's again
+        afterApply(&profile, ApplyStage::kFailed);  // the undone IRQs are irqbalance's again
         metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, plan.pendingCount()});
         return false;
     }
@@ -89,20 +89,13 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         if (!drift) continue;
         ++drifted;
         metrics_.countDriftCorrection(s);
-        if (s.key.family == "irq") {
-            // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
-            metrics_.countIrqMove(s.key.device, static_cast<unsigned>(s.key.irq));
-            Topology none;
-            auto b = readIrqbalance(fs_, none);
-            LOG_N("IRQ " + std::to_string(s.key.irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +
-                  s.desired + (b && b->running ? "; irqbalance runs (pid " + std::to_string(b->pid) + ") and is the likely mover: enable rxtune's policy script"
-                                               : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.irq) + "/smp_affinity_list"));
-        }
+        auto c = hookContext(familyOf(s.key));
+        familyOf(s.key).driftCorrected(c, s, metrics_);
     }
     for (const auto& r : applied->refused)
         if (refused_.emplace(r.id, r.key.device).second && refusedIds_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
     const auto [pendingNow, notInEffect] = watchPending(plan, knobs, devices);
-    publishPinned(profile);
+    afterApply(&profile, ApplyStage::kApplied);
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
@@ -149,42 +142,20 @@ std::pair<size_t, size_t> Reconciler::watchPending(const Plan& plan, const Knobs
 Result<RevertReport> Reconciler::revert() {
     Knobs knobs(fs_, xdp_, &napi_, &nl_);
     auto r = revertAll(knobs, store_);
-    if (r && !runDir_.empty() && pinnedMayBeSet_)
-        publishPinnedIrqsNow();
+    if (r) afterApply(nullptr, ApplyStage::kReverted);
     return r;
 }
 
-void Reconciler::publishBeforeWrites(const Plan& plan) {
-    if (runDir_.empty()) return;
-    const std::set<int> irqs = irqsAboutToPin(plan);
-    if (irqs.empty()) return;
-    publishPinnedIrqsNow({irqs});
+HookContext Reconciler::hookContext(const KnobFamily& f) {
+    return HookContext{fs_, store_, runDir_, *signals_, *clock_, true,
+                       [](const char* level, const std::string& line) { logLine(level, line); }, familyMemory_[std::string(f.name())]};
 }
 
-void Reconciler::publishPinned(const Profile& profile) {
-    if (runDir_.empty()) return;
-    const bool retell = retellAt_ > 0 && clock_->monotonicSeconds() >= retellAt_;
-    if (!retell && profile.irq.kind == IrqIntent::Kind::kKeep && !pinnedMayBeSet_) return;
-    if (retell) retellAt_ = 0;
-    if (!publishPinnedIrqsNow({{}, retell ? PinnedIrqsRequest::Tell::kAlways : PinnedIrqsRequest::Tell::kIfChanged})) return;
-    pinnedMayBeSet_ = profile.irq.kind != IrqIntent::Kind::kKeep;
-}
-
-bool Reconciler::publishPinnedIrqsNow(const PinnedIrqsRequest& request) {
-    auto p = publishPinnedIrqs(runDir_, store_, fs_, *signals_, request);
-    if (!p) {
-        LOG_W("pinned-irqs: " + p.error().message());
-        return false;
+void Reconciler::afterApply(const Profile* profile, ApplyStage stage) {
+    for (const KnobFamily* f : knobFamilies()) {
+        auto c = hookContext(*f);
+        f->afterApply(c, profile, stage);
     }
-    for (int pid : p->told)
-        LOG_I("irqbalance (pid " + std::to_string(pid) + ") told to rescan: " +
-              (request.tell == PinnedIrqsRequest::Tell::kAlways ? "again, after its first pass" : "the IRQs rxtune pins changed"));
-    for (const auto& w : p->warnings) LOG_W(w);
-    for (const auto& [pid, seconds] : p->dropped)
-        LOG_N("irqbalance (pid " + std::to_string(pid) + ") has not made its first pass and drops a rescan request until then (" +
-              std::to_string(static_cast<int>(seconds + 0.5)) + " s): it may move a pinned IRQ once; told again at the first run after");
-    if (!p->dropped.empty()) retellAt_ = clock_->monotonicSeconds() + p->droppedFor();
-    return true;
 }
 
 }  // namespace rxtune

@@ -16,7 +16,7 @@
 #include "profile/profile.hpp"
 #include "state/journal.hpp"
 #include "sys/clock.hpp"
-#include "knobs/irq_state.hpp"
+#include "knobs/family.hpp"
 #include "sys/signals.hpp"
 
 namespace rxtune {
@@ -42,11 +42,12 @@ public:
     // names a whole-host run may plan for. Only these are read, so that the drift check costs
     // what the matching devices cost, not what the node's thousands of others would.
     void setCandidates(std::function<std::vector<std::string>()> candidates) { candidates_ = std::move(candidates); }
-    // Where <run_dir>/pinned-irqs goes (irqbalance's policy script reads it); empty: nowhere.
+    // Where the families' run files go (the IRQ family's pinned-irqs, which irqbalance's policy
+    // script reads); empty: nowhere.
     void setRunDir(std::string runDir) { runDir_ = std::move(runDir); }
-    // Who irqbalance's rescan is sent through (tests: a recorder; default: the system).
+    // Who the families' signals go through (irqbalance's rescan; tests: a recorder; default: the system).
     void useSignals(ProcessSignals& signals) { signals_ = &signals; }
-    // The monotonic time the interrupt rate is taken over (tests: a fixed one; default: the system's).
+    // The families' monotonic time (the IRQ family's interrupt rate; tests: a fixed one; default: the system's).
     void useClock(const Clock& clock) { clock_ = &clock; }
 
     // devices: an event's, the only ones read and answered for; null: the whole host.
@@ -77,24 +78,13 @@ private:
     const std::vector<std::string>* interfaces_ = nullptr;
     std::vector<std::string> steered_;
     std::string runDir_;
-    // Whether <run_dir>/pinned-irqs may name an IRQ (true at start: a list left by an earlier run
-    // is rewritten once); without irq.cpus it is not rewritten at every run.
-    bool pinnedMayBeSet_ = true;
-    void publishPinned(const Profile& profile);
-    bool publishPinnedIrqsNow(const PinnedIrqsRequest& request = {});
-    // Before a run's affinity writes: its IRQs published and irqbalance told (see irq_state.hpp).
-    void publishBeforeWrites(const Plan& plan);
-    // When an irqbalance that dropped a request (before its first pass) takes one: it is told
-    // again at the first run after (a drift check at the latest), which also puts back an IRQ its
-    // first pass moved. Monotonic seconds; 0: nobody to tell again.
-    double retellAt_ = 0;
-    // The last /proc/interrupts reading (irq.cpus auto), kept for a rate at the next run.
-    static constexpr double kInterruptsMaxAge = 600;  // seconds
-    std::optional<InterruptCounts> lastInterrupts_;
+    // What each family carries from run to run (KnobFamily's hooks), by its name.
+    std::map<std::string, std::any> familyMemory_;
+    HookContext hookContext(const KnobFamily& f);
+    void afterApply(const Profile* profile, ApplyStage stage);
     // Settings the kernel refused (managed IRQs), until their device changes: id -> its device.
     std::map<std::string, std::string> refused_;
     std::set<std::string> refusedIds_;  // the same ids, as the planner takes them
-    double lastInterruptsAt_ = 0;
     SystemClock systemClock_;
     const Clock* clock_ = &systemClock_;
     SystemProcessSignals systemSignals_;

@@ -3,6 +3,8 @@
 // (knobs/registry.hpp) lists them; core code iterates it and never names a family.
 #pragma once
 
+#include <any>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <optional>
@@ -20,13 +22,33 @@
 #include "profile/profile.hpp"
 #include "profile/section.hpp"
 #include "state/journal.hpp"
+#include "sys/clock.hpp"
 #include "sys/file_tree.hpp"
 #include "sys/napi_threads.hpp"
+#include "sys/signals.hpp"
 
 namespace rxtune {
 
 struct PlanOptions;
+struct PlanMemory;
 struct CpuTargets;
+class Metrics;
+
+// What the core hands a family's hooks around a plan and its apply, in the one-shot commands and
+// in the daemon's runs. `memory` is the family's own: the daemon carries it from run to run, a
+// command starts each with an empty one.
+struct HookContext {
+    const FileTree& fs;
+    const JournalStore& store;
+    const std::string& runDir;  // where the run's files go ("": nowhere, tests)
+    ProcessSignals& signals;
+    const Clock& clock;
+    bool daemon = false;  // the daemon tells others again later; a command may wait for them instead
+    std::function<void(const char* level, const std::string&)> say;  // level: SD_WARNING, SD_INFO...
+    std::any& memory;
+};
+// Where an apply stands when a family is told of it.
+enum class ApplyStage { kApplied, kFailed, kReverted };
 
 // What every family's planning sees.
 struct PlanInput {
@@ -134,6 +156,19 @@ public:
                                                      const std::set<std::string>& /*journaled*/) const {
         return {};
     }
+
+    // Hooks: the core calls every family's around a run, in the registry's order, and names none.
+    // Before a plan: what the family lends it from its memory (PlanMemory::families[name()]).
+    // wholeHost: every device is read (not an event's alone).
+    virtual void beforePlan(HookContext&, const Profile&, bool /*wholeHost*/, PlanMemory&) const {}
+    // After the snapshot is read: what the family keeps of it for the next run.
+    virtual void afterSnapshot(HookContext&, const Profile&, bool /*wholeHost*/, const HostSnapshot&) const {}
+    // Before an apply's first write, and once it is over (applied, failed and undone, or reverted;
+    // the profile is null after a revert): what others must be told.
+    virtual void beforeWrites(HookContext&, const Plan&) const {}
+    virtual void afterApply(HookContext&, const Profile*, ApplyStage) const {}
+    // The daemon put back a value of this family someone else changed: its own series and words.
+    virtual void driftCorrected(HookContext&, const Setting&, Metrics&) const {}
 
     // Status: how a setting of the applied profile shows a device's steering ("rps", "xdp",
     // "napi") and to which CPUs; nullopt: it does not say.

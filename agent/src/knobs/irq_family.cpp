@@ -12,9 +12,11 @@
 #include "core/text.hpp"
 #include "inventory/irqbalance_reader.hpp"
 #include "inventory/interrupts.hpp"
+#include "knobs/irq_state.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
 #include "planner/planner.hpp"
+#include "profile/yaml_config.hpp"
 
 namespace rxtune {
 
@@ -22,6 +24,41 @@ namespace {
 
 constexpr std::string_view kIrqDir = "proc/irq/";
 constexpr std::string_view kFile = "/smp_affinity_list";
+
+// irq.cpus: the CPU(s) of each matched device's RX IRQ(s).
+struct IrqIntent {
+    enum class Kind { kKeep, kAuto, kList };
+    Kind kind = Kind::kKeep;
+    CpuSet list;
+    Location where;
+};
+
+std::any parseIntent(const YAML::Node& c, const Location& where) {
+    IrqIntent in;
+    in.where = where;
+    const auto v = yamlcfg::scalar(c, "irq.cpus");
+    if (v == "keep") in.kind = IrqIntent::Kind::kKeep;
+    else if (v == "auto") in.kind = IrqIntent::Kind::kAuto;
+    else {
+        auto set = CpuSet::parseList(v);
+        if (!set || set->empty()) yamlcfg::bad(c, "irq.cpus", "expected auto, keep or a cpulist, got '" + v + "'");
+        in.kind = IrqIntent::Kind::kList;
+        in.list = *set;
+    }
+    return in;
+}
+
+const IrqIntent kKeepIrqs;
+
+const IrqIntent& intentOf(const Profile& p) {
+    const auto* in = p.section<IrqIntent>("irq.cpus");
+    return in ? *in : kKeepIrqs;
+}
+
+const InterruptsBefore* earlier(const PlanInput& in) {
+    auto it = in.opts.memory.families.find("irq");
+    return it == in.opts.memory.families.end() ? nullptr : std::any_cast<InterruptsBefore>(&it->second);
+}
 
 bool rxRole(const Irq& i) { return i.role == "rx" || i.role == "rxtx"; }
 
@@ -49,7 +86,7 @@ struct IrqChoice {
 };
 
 IrqChoice choose(const PlanInput& in, const Nic& nic) {
-    const IrqIntent& want = in.profile.irq;
+    const IrqIntent& want = intentOf(in.profile);
     const Topology& host = in.snap.host;
     IrqChoice c;
     if (want.kind == IrqIntent::Kind::kList) {
@@ -78,8 +115,10 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
                 if (auto k = l->second.find(cpu); k != l->second.end()) n -= std::min(n, k->second);
         return n;
     };
-    const InterruptCounts* before = in.opts.memory.interruptsBefore;
-    bool rate = before && in.opts.memory.interruptsSeconds >= 1;
+    const InterruptsBefore* lent = earlier(in);
+    const InterruptCounts* before = lent ? lent->counts : nullptr;
+    const double seconds = lent ? lent->seconds : 0;
+    bool rate = before && seconds >= 1;
     // The earlier reading must know the device's own IRQs (to leave them out) and no count may have
     // gone down (a CPU offline and back, an IRQ freed): else no rate.
     for (const auto& irq : nic.irqs)
@@ -89,9 +128,9 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     auto work = [&](unsigned cpu) -> std::uint64_t {
         if (!rate) return otherSinceBoot(now, cpu);
         const double d = static_cast<double>(otherSinceBoot(now, cpu) - otherSinceBoot(*before, cpu));
-        return static_cast<std::uint64_t>(d / in.opts.memory.interruptsSeconds + 0.5);
+        return static_cast<std::uint64_t>(d / seconds + 0.5);
     };
-    const std::string unit = rate ? " other interrupts/s over the last " + std::to_string(static_cast<long>(in.opts.memory.interruptsSeconds)) + " s"
+    const std::string unit = rate ? " other interrupts/s over the last " + std::to_string(static_cast<long>(seconds)) + " s"
                                   : " other interrupts since boot";
     CpuSet eligible;
     for (unsigned cpu : host.online.cpus())
@@ -146,6 +185,7 @@ public:
         return paths::irqFile(static_cast<unsigned>(k.irq), std::string(kFile).substr(1));
     }
     std::string settingLabel(const KnobKey&) const override { return "irq_affinity"; }
+    std::vector<ProfileSection> profileSections() const override { return {{"irq", "cpus", parseIntent, nullptr}}; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view id) const override {
         auto rest = pathkey::after(p, kIrqDir);
         if (!rest || !rest->ends_with(kFile)) return std::nullopt;
@@ -160,13 +200,13 @@ public:
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        if (profile.irq.kind == IrqIntent::Kind::kKeep) return {};
+        if (intentOf(profile).kind == IrqIntent::Kind::kKeep) return {};
         return readHost(io, snap);
     }
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override { return readHost(io, snap); }
 
     void shapeDevice(const PlanInput& in, Nic& nic) const override {
-        if (in.profile.irq.kind == IrqIntent::Kind::kKeep) return;
+        if (intentOf(in.profile).kind == IrqIntent::Kind::kKeep) return;
         const IrqChoice c = choose(in, nic);
         if (!c.skip.empty()) return;
         for (auto& i : nic.irqs)
@@ -178,7 +218,7 @@ public:
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
-        const IrqIntent& want = in.profile.irq;
+        const IrqIntent& want = intentOf(in.profile);
         if (want.kind == IrqIntent::Kind::kKeep) return {};
         const Nic& nic = d.nic;
         const auto irqs = rxIrqs(nic);
@@ -264,6 +304,19 @@ public:
         return p;
     }
     bool writeIsExact(const KnobKey&, ValueKind, const std::string&, const Plan*) const override { return false; }
+
+    void beforePlan(HookContext& c, const Profile& p, bool, PlanMemory& memory) const override {
+        irqBeforePlan(c, intentOf(p).kind == IrqIntent::Kind::kAuto, memory);
+    }
+    void afterSnapshot(HookContext& c, const Profile& p, bool wholeHost, const HostSnapshot& snap) const override {
+        irqAfterSnapshot(c, intentOf(p).kind == IrqIntent::Kind::kAuto, wholeHost, snap);
+    }
+    void beforeWrites(HookContext& c, const Plan& plan) const override { irqBeforeWrites(c, plan); }
+    void afterApply(HookContext& c, const Profile* p, ApplyStage stage) const override {
+        irqAfterApply(c, !p || intentOf(*p).kind == IrqIntent::Kind::kKeep, stage);
+    }
+    void driftCorrected(HookContext& c, const Setting& s, Metrics& metrics) const override { irqDriftCorrected(c, s, metrics); }
+
     bool refusalIsKnobsOwn(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }
 
     void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {

@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "core/host_snapshot.hpp"
 #include "core/result.hpp"
 #include "core/setting.hpp"
+#include "knobs/family.hpp"
 #include "state/journal.hpp"
 #include "sys/clock.hpp"
 #include "sys/file_tree.hpp"
@@ -70,5 +72,22 @@ Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const J
 Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& root,
                                         ProcessSignals& signals, const Clock& clock, const std::set<int>& irqs,
                                         const std::function<void(const std::string&)>& say);
+
+// irq.cpus auto's earlier /proc/interrupts reading, lent to a plan (PlanMemory::families, under
+// "irq"): "other work" is then the rate since, not the count since boot.
+struct InterruptsBefore {
+    const InterruptCounts* counts = nullptr;
+    double seconds = 0;  // how long before this plan's snapshot it was taken
+};
+
+// The IRQ family's hooks (knobs/irq_hooks.cpp): the reading it keeps from run to run, and telling
+// irqbalance (pinned-irqs, its rescan) before the writes and once an apply or revert is over; in
+// the daemon, which tells again later, or a command, which waits. `irqAuto`: irq.cpus auto;
+// `irqKept`: irq.cpus keep, or no profile (a revert).
+void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory);
+void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSnapshot& snap);
+void irqBeforeWrites(HookContext& c, const Plan& plan);
+void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage);
+void irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics);
 
 }  // namespace rxtune

@@ -1,6 +1,7 @@
 // Planner: pure function (Profile, HostSnapshot) -> Plan, in a deterministic order.
 #pragma once
 
+#include <any>
 #include <map>
 #include <set>
 #include <string>
@@ -14,10 +15,9 @@ namespace rxtune {
 
 // What the daemon carries from its earlier runs into a plan (the one-shot commands have none).
 struct PlanMemory {
-    // irq.cpus auto: an earlier /proc/interrupts reading and how many seconds before this
-    // snapshot it was taken: "other work" is then the rate since, not the count since boot.
-    const InterruptCounts* interruptsBefore = nullptr;
-    double interruptsSeconds = 0;
+    // What each family lends its planning from its earlier runs (KnobFamily::beforePlan), by the
+    // family's name; only that family knows the type.
+    std::map<std::string, std::any> families;
     // Settings (by id) the kernel refused at an earlier apply for a reason of the knob's own (a
     // managed IRQ): skipped, not planned again (the daemon forgets them when the device changes).
     const std::set<std::string>* refusedBefore = nullptr;

@@ -84,14 +84,6 @@ struct SysctlIntent {
     Location where;
 };
 
-// irq: the CPU(s) of each matched device's RX IRQ(s).
-struct IrqIntent {
-    enum class Kind { kKeep, kAuto, kList };
-    Kind kind = Kind::kKeep;
-    CpuSet list;
-    Location where;
-};
-
 struct Profile {
     std::string name;
     std::string description;
@@ -102,7 +94,6 @@ struct Profile {
     std::map<std::string, SysctlIntent> sysctls;
     std::vector<std::string> governors;  // first available wins
     Location governorsWhere;
-    IrqIntent irq;
     bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
     // The families' own keys (profile/section.hpp), by their path ("nic.coalesce"); absent: unset.
     std::map<std::string, std::any> sections;

@@ -48,7 +48,6 @@ struct Partial {
     std::map<std::string, SysctlIntent> sysctls;
     std::optional<std::vector<std::string>> governors;
     Location governorsWhere;
-    std::optional<IrqIntent> irq;
     std::map<std::string, std::any> sections;  // the families' own (profile/section.hpp), by path
 };
 
@@ -119,23 +118,7 @@ public:
         if (auto m = root["match"]) parseMatch(m, p);
         if (auto s = root["steering"]) parseSteering(s, p);
         if (auto s = root["sysctl"]) parseSysctl(s, p);
-        if (auto q = root["irq"]) {
-            requireMap(q, "irq", keysOf("irq", {"cpus"}));
-            if (auto c = q["cpus"]) {
-                IrqIntent in;
-                in.where = at(c);
-                const auto v = str(c, "irq.cpus");
-                if (v == "keep") in.kind = IrqIntent::Kind::kKeep;
-                else if (v == "auto") in.kind = IrqIntent::Kind::kAuto;
-                else {
-                    auto set = CpuSet::parseList(v);
-                    if (!set || set->empty()) error(c, "irq.cpus", "expected auto, keep or a cpulist, got '" + v + "'");
-                    in.kind = IrqIntent::Kind::kList;
-                    in.list = *set;
-                }
-                p.irq = in;
-            }
-        }
+        if (auto q = root["irq"]) requireMap(q, "irq", keysOf("irq", {}));
         if (auto n = root["nic"]) requireMap(n, "nic", keysOf("nic", {}));
         if (auto d = root["datapath"]) {
             requireMap(d, "datapath", keysOf("datapath", {"recommend"}));
@@ -317,7 +300,6 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.xdpNative, over.xdpNative);
     take(base.xdpQsize, over.xdpQsize);
     take(base.recommendDatapath, over.recommendDatapath);
-    take(base.irq, over.irq);
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
     for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
@@ -437,7 +419,6 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
     }
     if (p.autoCandidates) at.candidates = *p.autoCandidates;
     out.sysctls = p.sysctls;
-    out.irq = p.irq.value_or(IrqIntent{});
     out.sections = p.sections;
     if (p.governors) {
         out.governors = *p.governors;

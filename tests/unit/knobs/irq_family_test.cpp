@@ -28,8 +28,7 @@ Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = fa
     test::FakeNetlink nl(tree.path());
     PlanRequest req;
     req.explain = explain;
-    req.memory.interruptsBefore = before;
-    req.memory.interruptsSeconds = seconds;
+    if (before) req.memory.families["irq"] = InterruptsBefore{before, seconds};
     return preparePlan(p, fs, nl, req).value();
 }
 

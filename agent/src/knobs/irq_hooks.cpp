@@ -1,0 +1,117 @@
+// The IRQ family's part in a run (knobs/irq_state.hpp): what the daemon keeps from one run to the
+// next (the last /proc/interrupts reading, whether pinned-irqs may name an IRQ, when to tell an
+// irqbalance again) and whom it tells around the writes.
+#include <optional>
+
+#include <systemd/sd-daemon.h>
+
+#include "inventory/irqbalance_reader.hpp"
+#include "knobs/irq_state.hpp"
+#include "metrics/metrics.hpp"
+#include "planner/planner.hpp"
+
+namespace rxtune {
+
+namespace {
+
+// An earlier reading older than this says nothing of what the CPUs do now.
+constexpr double kInterruptsMaxAge = 600;  // seconds
+
+struct IrqMemory {
+    std::optional<InterruptCounts> interrupts;  // the last whole-host reading (irq.cpus auto)
+    double interruptsAt = 0;                    // monotonic seconds
+    // Whether <run_dir>/pinned-irqs may name an IRQ (true at start: a list left by an earlier run is
+    // rewritten once); without irq.cpus it is not rewritten at every run.
+    bool pinnedMayBeSet = true;
+    // When an irqbalance that dropped a request (before its first pass) takes one: it is told again
+    // at the first run after (a drift check at the latest), which also puts back an IRQ its first
+    // pass moved. Monotonic seconds; 0: nobody to tell again.
+    double retellAt = 0;
+};
+
+IrqMemory& memoryOf(HookContext& c) {
+    if (!c.memory.has_value()) c.memory = IrqMemory{};
+    return std::any_cast<IrqMemory&>(c.memory);
+}
+
+// Publishes pinned-irqs and tells irqbalance; false where the file could not be written.
+bool publishNow(HookContext& c, const PinnedIrqsRequest& request = {}) {
+    auto p = publishPinnedIrqs(c.runDir, c.store, c.fs, c.signals, request);
+    if (!p) {
+        c.say(SD_WARNING, (c.daemon ? "pinned-irqs: " : "") + p.error().message());
+        return false;
+    }
+    for (int pid : p->told)
+        c.say(SD_INFO, "irqbalance (pid " + std::to_string(pid) + ") told to rescan: " +
+                           (request.tell == PinnedIrqsRequest::Tell::kAlways ? "again, after its first pass" : "the IRQs rxtune pins changed"));
+    for (const auto& w : p->warnings) c.say(SD_WARNING, w);
+    if (!c.daemon) return true;
+    for (const auto& [pid, seconds] : p->dropped)
+        c.say(SD_NOTICE, "irqbalance (pid " + std::to_string(pid) + ") has not made its first pass and drops a rescan request until then (" +
+                             std::to_string(static_cast<int>(seconds + 0.5)) + " s): it may move a pinned IRQ once; told again at the first run after");
+    if (!p->dropped.empty()) memoryOf(c).retellAt = c.clock.monotonicSeconds() + p->droppedFor();
+    return true;
+}
+
+}  // namespace
+
+void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory) {
+    IrqMemory& m = memoryOf(c);
+    const double now = c.clock.monotonicSeconds();
+    if (irqAuto && m.interrupts && now - m.interruptsAt <= kInterruptsMaxAge)
+        memory.families["irq"] = InterruptsBefore{&*m.interrupts, now - m.interruptsAt};
+}
+
+void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSnapshot& snap) {
+    // Kept from whole-host runs only: an event's snapshot knows only its devices' IRQs.
+    if (!irqAuto || !wholeHost || snap.interrupts.perCpu.empty()) return;
+    IrqMemory& m = memoryOf(c);
+    m.interrupts = snap.interrupts;
+    m.interruptsAt = c.clock.monotonicSeconds();
+}
+
+void irqBeforeWrites(HookContext& c, const Plan& plan) {
+    if (!c.daemon) {
+        // A command may wait: irqbalance told, and its rescan awaited, before the first write.
+        auto told = tellIrqbalanceBeforeWrites(c.runDir, c.store, c.fs, c.signals, c.clock, irqsAboutToPin(plan),
+                                               [&](const std::string& l) { c.say(SD_INFO, l); });
+        if (!told) c.say(SD_WARNING, told.error().message());
+        return;
+    }
+    if (c.runDir.empty()) return;
+    const std::set<int> irqs = irqsAboutToPin(plan);
+    if (irqs.empty()) return;
+    publishNow(c, {irqs});
+}
+
+void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage) {
+    if (!c.daemon) {
+        // What is pinned now (a failed apply's IRQs are undone: irqbalance takes them back).
+        publishNow(c);
+        return;
+    }
+    if (c.runDir.empty()) return;
+    IrqMemory& m = memoryOf(c);
+    if (stage == ApplyStage::kReverted) {
+        if (m.pinnedMayBeSet) publishNow(c);
+        return;
+    }
+    const bool retell = m.retellAt > 0 && c.clock.monotonicSeconds() >= m.retellAt;
+    if (!retell && irqKept && !m.pinnedMayBeSet) return;
+    if (retell) m.retellAt = 0;
+    if (!publishNow(c, {{}, retell ? PinnedIrqsRequest::Tell::kAlways : PinnedIrqsRequest::Tell::kIfChanged})) return;
+    m.pinnedMayBeSet = !irqKept;
+}
+
+void irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics) {
+    // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
+    metrics.countIrqMove(s.key.device, static_cast<unsigned>(s.key.irq));
+    Topology none;
+    auto b = readIrqbalance(c.fs, none);
+    c.say(SD_NOTICE, "IRQ " + std::to_string(s.key.irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +
+                         s.desired +
+                         (b && b->running ? "; irqbalance runs (pid " + std::to_string(b->pid) + ") and is the likely mover: enable rxtune's policy script"
+                                          : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.irq) + "/smp_affinity_list"));
+}
+
+}  // namespace rxtune
