@@ -78,20 +78,7 @@ def main() -> int:
     print(f"booted and ran in {boot.seconds:.1f} s")
     c = vmlab.Checks("6.1: ")
     if not c.check("the scenario ran to its end", boot.done, vmlab.tail_text(boot.console)):
-        def rx_usecs(step: str):
-        try:
-            return json.loads(boot[step].out)["interfaces"][0]["coalesce"].get("rx_usecs")
-        except (ValueError, KeyError, IndexError) as ex:
-            return f"unreadable ({ex}): {boot[step].out[:500]}"
-    before = rx_usecs("coalesce_before")
-    c.check("detect shows e1000e's rx-usecs", isinstance(before, int), str(before))
-    c.check("apply sets e1000e's rx-usecs through COALESCE_SET", rx_usecs("coalesce_after_apply") == 50,
-            f"{rx_usecs('coalesce_after_apply')}\n{a.out}")
-    c.check("apply skips rx-frames, which e1000e does not offer",
-            "coalesce rx_frames" in a.out and "does not offer rx_frames" in a.out, a.out)
-    c.check("revert restores e1000e's exact rx-usecs", rx_usecs("coalesce_after_revert") == before,
-            f"before {before}, after revert {rx_usecs('coalesce_after_revert')}")
-    return c.close()
+        return c.close()
     v, e = boot["names"].out.split()
 
     d = boot["detect"]

@@ -23,13 +23,6 @@ struct Channels {
     bool canRaise() const { return supported && (rx < maxRx || combined < maxCombined); }
 };
 
-// Ring sizes (ETHTOOL_MSG_RINGS_GET); unsupported where the driver has none (veth, tap).
-struct Rings {
-    bool supported = false;
-    std::string error;
-    std::uint32_t rx = 0, rxMax = 0, tx = 0, txMax = 0;
-};
-
 struct DriverInfo {
     bool available = false;
     std::string driver, version, firmware, busInfo;
@@ -113,7 +106,6 @@ struct Nic {
     Verdict verdict = Verdict::kVirtual;
     std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
     NapiState napi;
-    std::optional<Rings> rings;         // read by detect only
     // What a knob family read of the device for itself (knobs/), by the family's name; the
     // family alone knows the type (std::any_cast).
     std::map<std::string, std::any> facts;

@@ -1,6 +1,8 @@
 // Ring sizes (nic.rings.rx / .tx: max | N) through ethtool netlink (RINGS_GET / RINGS_SET). A device without rings (veth, tap) is skipped with
 // the driver's answer. A ring change may reset the link: the events it fires find the ring at the
 // size wanted, so the daemon writes nothing again.
+#include <linux/ethtool_netlink.h>
+
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "inventory/snapshot.hpp"
@@ -8,6 +10,7 @@
 #include "knobs/registry.hpp"
 #include "planner/planner.hpp"
 #include "profile/yaml_config.hpp"
+#include "sys/netlink.hpp"
 
 namespace rxtune {
 
@@ -17,6 +20,45 @@ constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kDir = "ethtool-rings/";  // not a file: the device's ring sizes
 
 using json = nlohmann::ordered_json;
+
+// RINGS_GET / RINGS_SET's sizes, by the names detect shows (and fixtures hold).
+const EthtoolMessage& message() {
+    static const EthtoolMessage m{"rings",
+                                  ETHTOOL_MSG_RINGS_GET,
+                                  ETHTOOL_MSG_RINGS_SET,
+                                  ETHTOOL_A_RINGS_HEADER,
+                                  {{ETHTOOL_A_RINGS_RX, "rx", false},
+                                   {ETHTOOL_A_RINGS_RX_MAX, "rx_max", false},
+                                   {ETHTOOL_A_RINGS_TX, "tx", false},
+                                   {ETHTOOL_A_RINGS_TX_MAX, "tx_max", false}}};
+    return m;
+}
+
+// A device's ring sizes (Nic::facts["rings"]); unsupported where the driver has none (veth, tap).
+struct Rings {
+    bool supported = false;
+    std::string error;
+    std::uint32_t rx = 0, rxMax = 0, tx = 0, txMax = 0;
+};
+
+Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
+    auto v = nl.ethtoolGet(message(), dev);
+    if (!v) return failWith(v.error());
+    Rings r;
+    r.supported = v->supported;
+    r.error = v->error;
+    auto get = [&](const char* k) {
+        auto it = v->values.find(k);
+        return it == v->values.end() ? 0u : it->second;
+    };
+    r.rx = get("rx"), r.rxMax = get("rx_max"), r.tx = get("tx"), r.txMax = get("tx_max");
+    return r;
+}
+
+const Rings* ringsOf(const Nic& n) {
+    auto it = n.facts.find("rings");
+    return it == n.facts.end() ? nullptr : std::any_cast<Rings>(&it->second);
+}
 
 // nic.rings: a size per ring, unset where the profile leaves it alone.
 struct RingSize {
@@ -114,12 +156,13 @@ public:
         const bool asked = intentOf(profile).rx.set() || intentOf(profile).tx.set();
         bool couldGrow = false;
         for (auto& n : snap.nics) {
-            if (!n.rings && (asked || n.kind == "physical")) {
-                auto r = io.nl.rings(n.name);
+            if (!ringsOf(n) && (asked || n.kind == "physical")) {
+                auto r = askRings(io.nl, n.name);
                 if (!r) return failWith(r.error().withContext("interface " + n.name));
-                n.rings = *r;
+                n.facts["rings"] = *r;
             }
-            couldGrow = couldGrow || (n.rings && n.rings->supported && n.rings->rx < n.rings->rxMax);
+            const Rings* r = ringsOf(n);
+            couldGrow = couldGrow || (r && r->supported && r->rx < r->rxMax);
         }
         // The advice below also asks softnet, for the CPUs that take a ring's IRQ.
         if (couldGrow) return readSoftnetInto(io.fs, snap);
@@ -127,9 +170,9 @@ public:
     }
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
         for (auto& n : snap.nics) {
-            auto r = io.nl.rings(n.name);
+            auto r = askRings(io.nl, n.name);
             if (!r) return failWith(r.error().withContext("interface " + n.name));
-            n.rings = *r;
+            n.facts["rings"] = *r;
         }
         return {};
     }
@@ -137,15 +180,16 @@ public:
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
         const RingsIntent& want = intentOf(in.profile);
-        if (nic.rings && nic.rings->supported && !want.rx.set() && nic.rings->rx < nic.rings->rxMax)
+        const Rings* rings = ringsOf(nic);
+        if (rings && rings->supported && !want.rx.set() && rings->rx < rings->rxMax)
             if (auto why = ringPressure(nic, in.snap); !why.empty())
-                p.advice.push_back({nic.name, "RX ring " + std::to_string(nic.rings->rx) + " of at most " + std::to_string(nic.rings->rxMax) +
+                p.advice.push_back({nic.name, "RX ring " + std::to_string(rings->rx) + " of at most " + std::to_string(rings->rxMax) +
                                                   " while " + why + ": a larger ring absorbs bursts (nic.rings.rx: max)"});
         auto one = [&](const char* which, const RingSize& size, std::uint32_t now, std::uint32_t max) {
             if (!size.set()) return;
             const KnobKey k{"rings", nic.name, which};
-            if (!nic.rings || !nic.rings->supported) {
-                p.skipped.push_back({id(k), "the driver has no rings to set (" + (nic.rings ? nic.rings->error : std::string("not read")) + ")"});
+            if (!rings || !rings->supported) {
+                p.skipped.push_back({id(k), "the driver has no rings to set (" + (rings ? rings->error : std::string("not read")) + ")"});
                 return;
             }
             const std::uint32_t target = size.max ? max : *size.n;
@@ -157,9 +201,9 @@ public:
                                              "profile " + want.where.str() + " (nic.rings." + which + ": " +
                                                  (size.max ? "max" : std::to_string(*size.n)) + "), ethtool RINGS_SET"));
         };
-        if (nic.rings) {
-            one("rx", want.rx, nic.rings->rx, nic.rings->rxMax);
-            one("tx", want.tx, nic.rings->tx, nic.rings->txMax);
+        if (rings) {
+            one("rx", want.rx, rings->rx, rings->rxMax);
+            one("tx", want.tx, rings->tx, rings->txMax);
         } else {
             one("rx", want.rx, 0, 0);
             one("tx", want.tx, 0, 0);
@@ -170,7 +214,7 @@ public:
     bool fileBacked(const KnobKey&) const override { return false; }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string&) const override {
         if (!io.nl) return fail(ENOTSUP, "ethtool RINGS_GET", k.device, "no netlink here");
-        auto r = io.nl->rings(k.device);
+        auto r = askRings(*io.nl, k.device);
         if (!r) return failWith(r.error());
         if (!r->supported) return fail(EOPNOTSUPP, "ethtool RINGS_GET", k.device, r->error);
         return std::to_string(k.name == "rx" ? r->rx : r->tx);
@@ -179,27 +223,26 @@ public:
         if (!io.nl) return fail(ENOTSUP, "ethtool RINGS_SET", k.device, "no netlink here");
         std::uint32_t n = 0;
         if (!parseUnsigned(trimmed(value), n)) return fail(EINVAL, "ethtool RINGS_SET", k.device, "'" + value + "' is not a ring size");
-        return io.nl->setRings(k.device, k.name == "rx" ? std::optional<std::uint32_t>(n) : std::nullopt,
-                               k.name == "tx" ? std::optional<std::uint32_t>(n) : std::nullopt);
+        return io.nl->ethtoolSet(message(), k.device, {{k.name, n}});
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
     bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }
     std::string where(const KnobIo&, const KnobKey& k, const std::string&) const override { return "ethtool rings of " + k.device; }
 
     void detectJson(const Nic& n, json& j) const override {
-        if (n.rings) {
-            if (n.rings->supported)
-                j["rings"] = {{"rx", n.rings->rx}, {"rx_max", n.rings->rxMax}, {"tx", n.rings->tx}, {"tx_max", n.rings->txMax}};
+        if (const Rings* r = ringsOf(n)) {
+            if (r->supported)
+                j["rings"] = {{"rx", r->rx}, {"rx_max", r->rxMax}, {"tx", r->tx}, {"tx_max", r->txMax}};
             else
-                j["rings"] = {{"supported", false}, {"error", n.rings->error}};
+                j["rings"] = {{"supported", false}, {"error", r->error}};
         }
     }
     void detectText(const Nic& n, std::ostream& out) const override {
-        if (n.rings) {
-            if (n.rings->supported)
-                out << "    rings rx " << n.rings->rx << "/" << n.rings->rxMax << " tx " << n.rings->tx << "/" << n.rings->txMax << "\n";
+        if (const Rings* r = ringsOf(n)) {
+            if (r->supported)
+                out << "    rings rx " << r->rx << "/" << r->rxMax << " tx " << r->tx << "/" << r->txMax << "\n";
             else
-                out << "    rings: " << n.rings->error << "\n";
+                out << "    rings: " << r->error << "\n";
         }
     }
 };

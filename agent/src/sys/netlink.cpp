@@ -222,12 +222,6 @@ Result<std::optional<LinkInfo>> Netlink::link(const std::string& name) {
 
 Result<std::optional<std::vector<NapiInfo>>> NetlinkSource::napis(int) { return std::optional<std::vector<NapiInfo>>(); }
 
-Result<Rings> NetlinkSource::rings(const std::string&) {
-    Rings r;
-    r.error = "not asked (no ethtool netlink here)";
-    return r;
-}
-
 Result<EthtoolValues> NetlinkSource::ethtoolGet(const EthtoolMessage&, const std::string&) {
     EthtoolValues v;
     v.error = "not asked (no ethtool netlink here)";
@@ -236,10 +230,6 @@ Result<EthtoolValues> NetlinkSource::ethtoolGet(const EthtoolMessage&, const std
 
 Result<void> NetlinkSource::ethtoolSet(const EthtoolMessage& m, const std::string& ifname, const std::map<std::string, std::uint32_t>&) {
     return fail(EOPNOTSUPP, "ethtool " + m.name + " set", ifname);
-}
-
-Result<void> NetlinkSource::setRings(const std::string& ifname, std::optional<std::uint32_t>, std::optional<std::uint32_t>) {
-    return fail(EOPNOTSUPP, "ethtool RINGS_SET", ifname);
 }
 
 Result<std::optional<std::map<std::string, Channels>>> NetlinkSource::allChannels() {
@@ -571,26 +561,6 @@ Result<int> Netlink::ethtoolRequest(int cmd, int headerAttr, int maxAttr, const 
     return reply.err;
 }
 
-Result<Rings> Netlink::rings(const std::string& ifname) {
-    Rings r;
-    auto rc = ethtoolRequest(ETHTOOL_MSG_RINGS_GET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_GET",
-                         [&](nlattr** tb) {
-                             auto u32 = [&](int a) -> std::uint32_t { return tb[a] ? nla_get_u32(tb[a]) : 0; };
-                             r.rx = u32(ETHTOOL_A_RINGS_RX);
-                             r.rxMax = u32(ETHTOOL_A_RINGS_RX_MAX);
-                             r.tx = u32(ETHTOOL_A_RINGS_TX);
-                             r.txMax = u32(ETHTOOL_A_RINGS_TX_MAX);
-                         });
-    if (!rc) return failWith(rc.error());
-    if (*rc == EOPNOTSUPP) {
-        r.error = std::strerror(EOPNOTSUPP);
-        return r;
-    }
-    if (*rc != 0) return fail(*rc, "ethtool RINGS_GET", ifname);
-    r.supported = true;
-    return r;
-}
-
 Result<EthtoolValues> Netlink::ethtoolGet(const EthtoolMessage& m, const std::string& ifname) {
     EthtoolValues out;
     int maxAttr = m.headerAttr;
@@ -634,18 +604,6 @@ Result<void> Netlink::ethtoolSet(const EthtoolMessage& m, const std::string& ifn
     });
     if (!rc) return failWith(rc.error());
     if (*rc != 0) return fail(*rc, what, ifname);
-    return {};
-}
-
-Result<void> Netlink::setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) {
-    auto rc = ethtoolRequest(ETHTOOL_MSG_RINGS_SET, ETHTOOL_A_RINGS_HEADER, ETHTOOL_A_RINGS_MAX, ifname, "ethtool RINGS_SET", {},
-                         [&](nl_msg* msg) {
-                             if (rx && nla_put_u32(msg, ETHTOOL_A_RINGS_RX, *rx) < 0) return false;
-                             if (tx && nla_put_u32(msg, ETHTOOL_A_RINGS_TX, *tx) < 0) return false;
-                             return true;
-                         });
-    if (!rc) return failWith(rc.error());
-    if (*rc != 0) return fail(*rc, "ethtool RINGS_SET", ifname);
     return {};
 }
 

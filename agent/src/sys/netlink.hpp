@@ -71,16 +71,13 @@ public:
     // The device's NAPI instances (netdev family napi-get, Linux 6.8+: id, irq, kthread pid,
     // per-NAPI deferral); nullopt where the kernel has no such request (then look in /proc).
     virtual Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex);
-    // Ring sizes; a driver (or kernel) that cannot answer gives supported=false with the reason,
-    // not an error. The default answers so (fakes without them).
-    virtual Result<Rings> rings(const std::string& ifname);
-    // The message's GET for the device, as above; its SET of the values given (by attribute name):
-    // EOPNOTSUPP where the driver cannot (the default), the kernel's errno otherwise.
+    // An ethtool message's GET for the device (ring sizes, coalescing): a driver (or kernel) that
+    // cannot answer gives supported=false with the reason, not an error (the default answers so,
+    // for fakes without them); its SET of the values given (by attribute name): EOPNOTSUPP where
+    // the driver cannot (the default), the kernel's errno otherwise.
     virtual Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname);
     virtual Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname,
                                     const std::map<std::string, std::uint32_t>& values);
-    // ETHTOOL_MSG_RINGS_SET of the sizes given; EOPNOTSUPP where the driver cannot (the default).
-    virtual Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx);
 };
 
 // The real thing: libnl-3 route cache, ethtool generic netlink, SIOCETHTOOL as fallback.
@@ -97,11 +94,9 @@ public:
     Result<std::optional<std::map<std::string, Channels>>> allChannels() override;
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override;
-    Result<Rings> rings(const std::string& ifname) override;
     Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname) override;
     Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname,
                             const std::map<std::string, std::uint32_t>& values) override;
-    Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override;
 
     bool ethtoolNetlink() const { return ethtoolFamily_ >= 0; }
 

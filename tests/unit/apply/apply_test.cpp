@@ -555,7 +555,7 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         for (std::string f : {"sysctl", "rps_default_mask", "queue", "governor", "irq", "napi_defer", "rings", "coalesce"})
             REQUIRE(families.count(f));
         const auto before = test::contents(tree.path());
-        nl.failEthtoolSetAt = 2;
+        nl.failEthtoolSetAt = 4;  // rings rx and tx, coalescing rx_usecs, then adaptive_rx
         JournalStore store((state.path() / "state").string());
         auto r = applyPlan(p, Knobs(fs, nullptr, nullptr, &nl), store, "t");
         REQUIRE_FALSE(r);
@@ -563,8 +563,8 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         CHECK(r.error().message().find("apply failed, this apply's writes were undone") == 0);
         CHECK(r.error().message().find("enp2s0 coalesce adaptive_rx") != std::string::npos);
         CHECK(test::contents(tree.path()) == before);
-        CHECK(nl.rings("enp2s0").value().rx == 256);
-        CHECK(nl.rings("enp2s0").value().tx == 256);
+        CHECK(nl.ethtoolValue("rings", "enp2s0", "rx") == 256);
+        CHECK(nl.ethtoolValue("rings", "enp2s0", "tx") == 256);
         const auto coalesce = nl.ethtoolGet({"coalesce", 0, 0, 0, {}}, "enp2s0").value().values;
         CHECK(coalesce.at("rx_usecs") == 3);
         CHECK(coalesce.at("adaptive_rx") == 0);

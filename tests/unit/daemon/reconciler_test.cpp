@@ -130,13 +130,13 @@ TEST_CASE("a pinned IRQ someone moved is put back at the drift check, counted, a
 namespace {
 
 // A driver whose ring change resets the device (igb, r8169 take the link down and up): each
-// RINGS_SET queues the link event that follows, and clears the queue's RPS mask, as a driver that
+// RINGS_SET (an ethtool SET) queues the link event that follows, and clears the queue's RPS mask, as a driver that
 // reallocates its queues does.
 class ResettingNetlink final : public test::FakeNetlink {
 public:
     ResettingNetlink(const std::filesystem::path& root, FileTree& fs) : FakeNetlink(root), fs_(fs) {}
-    Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override {
-        if (auto r = FakeNetlink::setRings(ifname, rx, tx); !r) return r;
+    Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname, const std::map<std::string, std::uint32_t>& values) override {
+        if (auto r = FakeNetlink::ethtoolSet(m, ifname, values); !r) return r;
         if (auto r = fs_.write("sys/class/net/" + ifname + "/queues/rx-0/rps_cpus", "00"); !r) return r;
         events.push_back(ifname);
         return {};
@@ -160,8 +160,8 @@ TEST_CASE("a ring change that resets the link does not make the daemon loop on i
     Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
     r.configure(&profile, &interfaces);
     REQUIRE(r.run(Reconciler::Why::kStart));
-    CHECK(nl.ringSets == 1);
-    CHECK(nl.rings("enp3s0").value().rx == 1024);
+    CHECK(nl.ethtoolSets == 1);
+    CHECK(nl.ethtoolValue("rings", "enp3s0", "rx") == 1024);
     // The daemon answers each event the reset fired; none may set the ring again (and so fire more).
     int handled = 0;
     while (!nl.events.empty() && handled < 10) {
@@ -171,11 +171,11 @@ TEST_CASE("a ring change that resets the link does not make the daemon loop on i
         ++handled;
     }
     CHECK(handled == 1);
-    CHECK(nl.ringSets == 1);
+    CHECK(nl.ethtoolSets == 1);
     // What the reset did cost is put back once: the RPS mask the driver cleared.
     CHECK(trimmed(fs.read("sys/class/net/enp3s0/queues/rx-0/rps_cpus").value()) == "f");
     REQUIRE(r.run(Reconciler::Why::kDrift));
-    CHECK(nl.ringSets == 1);
+    CHECK(nl.ethtoolSets == 1);
     CHECK(nl.events.empty());
 }
 

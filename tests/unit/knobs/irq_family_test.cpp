@@ -298,12 +298,12 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
     const auto profile = profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max}\n");
     auto plan = preparePlan(profile, fs, nl).value().plan;
     REQUIRE(applyPlan(plan, knobs, store, "t1"));
-    CHECK(nl.rings("ens2f0np0").value().rx == 8192);
+    CHECK(nl.ethtoolValue("rings", "ens2f0np0", "rx") == 8192);
     CHECK(preparePlan(profile, fs, nl).value().plan.pendingCount() == 0);
     CHECK(verifyApplied(store.load().value().value(), knobs).value().empty());
     REQUIRE(revertAll(knobs, store));
-    CHECK(nl.rings("ens2f0np0").value().rx == 1024);
-    CHECK(nl.ringSets == 2);
+    CHECK(nl.ethtoolValue("rings", "ens2f0np0", "rx") == 1024);
+    CHECK(nl.ethtoolSets == 2);
 }
 
 TEST_CASE("detect shows rings, coalescing and irqbalance from the families", "[knobs][detect]") {

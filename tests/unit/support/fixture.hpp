@@ -127,19 +127,6 @@ public:
         return di;
     }
 
-    // Rings and coalescing where the fixture has them; RINGS_SET changes what RINGS_GET answers.
-    Result<Rings> rings(const std::string& ifname) override {
-        Rings r;
-        const auto& l = find(ifname);
-        if (!l.contains("rings")) {
-            r.error = "Operation not supported";
-            return r;
-        }
-        const auto& j = l["rings"];
-        r.supported = true;
-        r.rx = j["rx"], r.rxMax = j["rx_max"], r.tx = j["tx"], r.txMax = j["tx_max"];
-        return r;
-    }
     // An ethtool message's numbers where the fixture has the message under its name (true/false
     // for flags); a SET changes what the GET answers. ethtoolErrno: the SET's answer instead.
     Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname) override {
@@ -159,6 +146,10 @@ public:
             if (l["name"] != ifname) continue;
             if (!l.contains(m.name)) return fail(EOPNOTSUPP, "ethtool " + m.name + " set", ifname);
             if (auto e = ethtoolErrno.find(ifname); e != ethtoolErrno.end()) return fail(e->second, "ethtool " + m.name + " set", ifname);
+            // A value above the driver's maximum (where it reports one, "<name>_max") is refused.
+            for (const auto& [k, x] : values)
+                if (l[m.name].contains(k + "_max") && x > l[m.name][k + "_max"].get<std::uint32_t>())
+                    return fail(EINVAL, "ethtool " + m.name + " set", ifname);
             for (const auto& [k, x] : values) {
                 auto& slot = l[m.name][k];
                 if (slot.is_boolean()) slot = x != 0;
@@ -172,22 +163,14 @@ public:
     }
     int ethtoolSets = 0;
     int failEthtoolSetAt = -1;  // the Nth SET lands, then answers EIO
+    // What the fixture's driver holds now: one number of a message ("rings", "rx").
+    std::uint32_t ethtoolValue(const std::string& message, const std::string& ifname, const std::string& key) const {
+        for (const auto& l : doc_["links"])
+            if (l["name"] == ifname) return l[message][key].is_boolean() ? l[message][key].get<bool>() : l[message][key].get<std::uint32_t>();
+        throw std::runtime_error("no link " + ifname);
+    }
     std::map<std::string, int> ethtoolErrno;
 
-    Result<void> setRings(const std::string& ifname, std::optional<std::uint32_t> rx, std::optional<std::uint32_t> tx) override {
-        ++ringSets;
-        for (auto& l : doc_["links"]) {
-            if (l["name"] != ifname) continue;
-            if (!l.contains("rings")) return fail(EOPNOTSUPP, "ethtool RINGS_SET", ifname);
-            if ((rx && *rx > l["rings"]["rx_max"].get<std::uint32_t>()) || (tx && *tx > l["rings"]["tx_max"].get<std::uint32_t>()))
-                return fail(EINVAL, "ethtool RINGS_SET", ifname);
-            if (rx) l["rings"]["rx"] = *rx;
-            if (tx) l["rings"]["tx"] = *tx;
-            return {};
-        }
-        return fail(ENODEV, "ethtool RINGS_SET", ifname);
-    }
-    int ringSets = 0;
 
     // What napi-get would answer, where the fixture says (else the kernel is one without it).
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override {
