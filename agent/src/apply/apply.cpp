@@ -270,23 +270,10 @@ bool rollback(const std::vector<Setting>& pending, const Executed& ran, const st
 
 }  // namespace applysteps
 
-Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now,
-                              const std::set<std::string>* devices, const Clock* clock) {
-    using namespace applysteps;
-    ApplyReport report;
-    auto loaded = store.load();
-    if (!loaded) return failWith(loaded.error());
-    if (*loaded) recoverKeys(**loaded);
-    const std::optional<Journal> before = *loaded;
-    report.resumedInterrupted = before && before->state == "applying";
+namespace {
 
-    std::vector<Dropped> dropped;
-    if (before) {
-        auto d = readDropped(*before, plan, fs, devices);
-        if (!d) return failWith(d.error());
-        dropped = std::move(*d);
-    }
-    // The bytes of each pending setting that the snapshot did not keep, read now.
+// The bytes of each pending setting that the snapshot did not keep, read now (by path).
+Result<std::map<std::string, std::string>> readRaw(const Plan& plan, const Knobs& fs) {
     std::map<std::string, std::string> raw;
     for (const auto& s : plan.settings) {
         if (!s.pending() || !s.raw.empty()) continue;
@@ -294,9 +281,87 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         if (!r) return failWith(r.error().withContext(s.id));
         raw[s.path] = *r;
     }
+    return raw;
+}
+
+// A failed write: this apply's writes put back, newest first, and the journal as it was before
+// (or none, where there was none). Returns the error to report.
+Error undoFailed(applysteps::Step& st, applysteps::Executed& ran, const std::optional<Journal>& before, bool durableFirst,
+                 const Knobs& fs, const Plan& plan, const JournalStore& store) {
+    Error err = std::move(ran.failed->second);
+    if (!applysteps::rollback(st.pending, ran, st.rawBefore, fs, plan, err)) {
+        // Something may still differ from its original: the journal on disk (this apply's, saved
+        // before the first write, or the one before, which had every original already) stays,
+        // so that revert can put it back.
+        return std::move(err).withContext("apply failed and could not undo all of its writes: the journal " + store.path() +
+                                          " keeps their originals (rxtune revert puts them back)");
+    }
+    err = std::move(err).withContext("apply failed, this apply's writes were undone");
+    if (!durableFirst) return err;
+    if (before) {
+        // The journal as it was, its state in the file itself (no mark names the new generation).
+        Journal back = *before;
+        back.generation = st.journal.generation + 1;
+        if (auto w = store.save(back); !w) return w.error();
+    } else if (auto w = store.remove(); !w) {
+        return w.error();
+    }
+    return err;
+}
+
+// What the apply did: the settings written, those in effect later, the values new to the
+// journal, and the writes the kernel refused for a reason of the knob's own.
+ApplyReport reportOf(const applysteps::Step& st, applysteps::Executed& ran, const std::optional<Journal>& before, const Knobs& fs) {
+    ApplyReport report;
+    report.resumedInterrupted = before && before->state == "applying";
+    for (size_t i = 0; i < st.pending.size(); ++i)
+        if (ran.done[i] == applysteps::Executed::kWritten) report.written.push_back(st.pending[i]);
+    for (const auto& w : report.written)
+        if (auto p = fs.pending(w.key, w.desired)) report.pending.push_back({w.id, w.desired, std::move(p->what), p->against});
+    std::map<KnobKey, const std::string*> kept;
+    if (before)
+        for (const auto& a : before->applied) kept[a.key] = &a.desired;
+    for (const auto& w : report.written)
+        if (auto k = kept.find(w.key); k == kept.end() || *k->second != w.desired) report.newValues.insert(w.id);
+    std::sort(ran.refused.begin(), ran.refused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [i, e] : ran.refused)
+        report.refused.push_back({st.pending[i].id, "the kernel refuses it: " + e.message(), st.pending[i].key});
+    return report;
+}
+
+// The journal once the writes are in: a refused knob is not rxtune's to set (a managed IRQ) and
+// leaves what verify checks, so that it is not drift at every check; the originals of knobs put
+// back (a profile that sets less than the one before) leave it now that they are back. True: it
+// changed, and is saved again durably.
+bool settleJournal(Journal& j, const applysteps::Step& st, const ApplyReport& report) {
+    std::set<KnobKey> refused, restored;
+    for (const auto& r : report.refused) refused.insert(r.key);
+    for (const auto& s : st.restores) restored.insert(s.key);
+    std::erase_if(j.applied, [&](const Setting& s) { return refused.count(s.key) > 0; });
+    std::erase_if(j.originals, [&](const Original& o) { return restored.count(o.key) > 0; });
+    return !refused.empty() || !restored.empty();
+}
+
+}  // namespace
+
+Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalStore& store, const std::string& now,
+                              const std::set<std::string>* devices, const Clock* clock) {
+    using namespace applysteps;
+    auto loaded = store.load();
+    if (!loaded) return failWith(loaded.error());
+    if (*loaded) recoverKeys(**loaded);
+    const std::optional<Journal> before = *loaded;
+    std::vector<Dropped> dropped;
+    if (before) {
+        auto d = readDropped(*before, plan, fs, devices);
+        if (!d) return failWith(d.error());
+        dropped = std::move(*d);
+    }
+    auto raw = readRaw(plan, fs);
+    if (!raw) return failWith(raw.error());
     const SystemClock system;
     const std::uint64_t fresh = (clock ? *clock : static_cast<const Clock&>(system)).wallNanoseconds();
-    Step st = nextJournal(before, fresh, plan, dropped, raw, devices, static_cast<long>(::getpid()));
+    Step st = nextJournal(before, fresh, plan, dropped, *raw, devices, static_cast<long>(::getpid()));
     Journal& j = st.journal;
     auto saveDurable = [&](const char* state) -> Result<void> {
         j.state = state;
@@ -309,6 +374,8 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         // Nothing to write: one save at most, of what the journal learnt.
         if (st.appliedChanged || st.originalsAdded || st.forgot || before->state != "applied")
             if (auto r = saveDurable("applied"); !r) return failWith(r.error());
+        ApplyReport report;
+        report.resumedInterrupted = before && before->state == "applying";
         return report;
     }
     // The one fsync'd save, before the first write, when the journal learnt something: an
@@ -320,62 +387,9 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
         if (auto r = saveDurable("applying"); !r) return failWith(r.error());
 
     Executed ran = execute(st.pending, fs, plan);
-    if (ran.failed) {
-        // All or nothing: put back what this apply changed, newest first.
-        Error err = std::move(ran.failed->second);
-        if (!rollback(st.pending, ran, st.rawBefore, fs, plan, err)) {
-            // Something may still differ from its original: the journal on disk (this apply's,
-            // saved before the first write, or the one before, which had every original already)
-            // stays, so that revert can put it back.
-            return failWith(std::move(err).withContext("apply failed and could not undo all of its writes: the journal " + store.path() +
-                                                       " keeps their originals (rxtune revert puts them back)"));
-        }
-        err = std::move(err).withContext("apply failed, this apply's writes were undone");
-        if (durableFirst) {
-            if (before) {
-                // The journal as it was, its state in the file itself (no mark names the new generation).
-                Journal back = *before;
-                back.generation = j.generation + 1;
-                if (auto w = store.save(back); !w) return failWith(w.error());
-            } else if (auto w = store.remove(); !w) {
-                return failWith(w.error());
-            }
-        }
-        return failWith(std::move(err));
-    }
-    for (size_t i = 0; i < st.pending.size(); ++i)
-        if (ran.done[i] == Executed::kWritten) report.written.push_back(st.pending[i]);
-    for (const auto& w : report.written)
-        if (auto p = fs.pending(w.key, w.desired)) report.pending.push_back({w.id, w.desired, std::move(p->what), p->against});
-    if (!report.written.empty()) {
-        std::map<std::string, const std::string*> kept;
-        if (before)
-            for (const auto& a : before->applied) kept[a.id] = &a.desired;
-        for (const auto& w : report.written)
-            if (auto k = kept.find(w.id); k == kept.end() || *k->second != w.desired) report.newValues.insert(w.id);
-    }
-    if (!ran.refused.empty()) {
-        // Not rxtune's to set (a managed IRQ): said, and left out of what verify checks, so that
-        // it is not drift at every check. The journal is saved again, durably.
-        std::sort(ran.refused.begin(), ran.refused.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-        std::set<std::string> refusedPaths;
-        for (const auto& [i, e] : ran.refused) {
-            report.refused.push_back({st.pending[i].id, "the kernel refuses it: " + e.message(), st.pending[i].key});
-            refusedPaths.insert(st.pending[i].path);
-        }
-        std::erase_if(j.applied, [&](const Setting& s) { return refusedPaths.count(s.path) > 0; });
-        std::set<std::string> restored;
-        for (const auto& s : st.restores) restored.insert(s.path);
-        std::erase_if(j.originals, [&](const Original& o) { return restored.count(o.path) > 0; });
-        if (auto r = saveDurable("applied"); !r) return failWith(r.error());
-        return report;
-    }
-    if (!st.restores.empty()) {
-        // The originals of knobs put back leave the journal only now that they are back: a second
-        // durable save, for a profile that sets less than the one before (not for an event).
-        std::set<std::string> restored;
-        for (const auto& s : st.restores) restored.insert(s.path);
-        std::erase_if(j.originals, [&](const Original& o) { return restored.count(o.path) > 0; });
+    if (ran.failed) return failWith(undoFailed(st, ran, before, durableFirst, fs, plan, store));
+    ApplyReport report = reportOf(st, ran, before, fs);
+    if (settleJournal(j, st, report)) {
         if (auto r = saveDurable("applied"); !r) return failWith(r.error());
         return report;
     }
