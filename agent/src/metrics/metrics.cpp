@@ -302,8 +302,10 @@ void Metrics::setAutoState(const std::string& interface, const std::string& stat
     for (const char* s : {"off", "trial", "on", "backoff"})
         autoState_.Add({{"interface", interface}, {"state", s}}).Set(state == s ? 1 : 0);
     autoTargets_.Add({{"interface", interface}}).Set(targets);
-    for (const char* m : {"none", "rps", "xdp", "napi"})
-        autoMode_.Add({{"interface", interface}, {"mode", m}}).Set(mode == m && !state.empty() ? 1 : 0);
+    // Every mode a device can be on (all but auto itself).
+    for (const auto& m : kSteeringModes)
+        if (m.mode != SteeringMode::kAuto)
+            autoMode_.Add({{"interface", interface}, {"mode", m.name}}).Set(mode == m.name && !state.empty() ? 1 : 0);
 }
 
 void Metrics::setTrialDelivered(const std::string& interface, const std::string& candidate, double pps) {

@@ -73,14 +73,7 @@ std::string candidateOrder(const std::vector<SteeringMode>& modes) {
 
 std::string trialName(const AutoTrial& t) { return std::string(candidateName(t.mode)) + (t.bigOnly ? "_big" : ""); }
 
-const char* candidateName(SteeringMode m) {
-    switch (m) {
-        case SteeringMode::kRps: return "rps";
-        case SteeringMode::kXdp: return "xdp";
-        case SteeringMode::kNapi: return "napi";
-        default: return "none";
-    }
-}
+const char* candidateName(SteeringMode m) { return isAutoCandidate(m) ? toString(m) : toString(SteeringMode::kNone); }
 
 unsigned busiestRxCpu(const AutoSample& s) {
     unsigned best = 0;

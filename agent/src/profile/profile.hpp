@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cpuset.hpp"
@@ -27,6 +28,22 @@ inline Error profileError(const Location& where, const std::string& key, const s
 }
 
 enum class SteeringMode { kRps, kXdp, kNone, kAuto, kNapi };
+
+// Every steering mode and its name, in the order the docs give them: the one place a mode's name
+// is spelled (the loader parses by it, toString prints it).
+struct SteeringModeName {
+    SteeringMode mode;
+    const char* name;
+};
+inline constexpr SteeringModeName kSteeringModes[] = {{SteeringMode::kRps, "rps"},
+                                                      {SteeringMode::kXdp, "xdp"},
+                                                      {SteeringMode::kNapi, "napi"},
+                                                      {SteeringMode::kAuto, "auto"},
+                                                      {SteeringMode::kNone, "none"}};
+// The mode of that name; nullopt for none of them.
+std::optional<SteeringMode> steeringModeOf(std::string_view name);
+// What mode auto can try (steering.auto.candidates).
+inline bool isAutoCandidate(SteeringMode m) { return m == SteeringMode::kRps || m == SteeringMode::kXdp || m == SteeringMode::kNapi; }
 
 // steering.auto: when mode auto steers, which ways it tries, how it judges them, and when it undoes.
 struct AutoThresholds {

@@ -182,11 +182,9 @@ public:
                 std::vector<SteeringMode> list;
                 for (const auto& e : c) {
                     const auto v = str(e, key);
-                    SteeringMode m = v == "rps"    ? SteeringMode::kRps
-                                     : v == "xdp"  ? SteeringMode::kXdp
-                                     : v == "napi" ? SteeringMode::kNapi
-                                                   : SteeringMode::kNone;
-                    if (m == SteeringMode::kNone) error(e, key, "expected rps, xdp or napi, got '" + v + "'");
+                    const auto parsed = steeringModeOf(v);
+                    if (!parsed || !isAutoCandidate(*parsed)) error(e, key, "expected rps, xdp or napi, got '" + v + "'");
+                    const SteeringMode m = *parsed;
                     if (std::find(list.begin(), list.end(), m) != list.end()) error(e, key, "'" + v + "' is listed twice");
                     list.push_back(m);
                 }
@@ -204,12 +202,8 @@ public:
         }
         if (auto m = s["mode"]) {
             const auto v = str(m, "steering.mode");
-            if (v == "rps") p.mode = SteeringMode::kRps;
-            else if (v == "xdp") p.mode = SteeringMode::kXdp;
-            else if (v == "none") p.mode = SteeringMode::kNone;
-            else if (v == "auto") p.mode = SteeringMode::kAuto;
-            else if (v == "napi") p.mode = SteeringMode::kNapi;
-            else error(m, "steering.mode", "expected rps, xdp, napi, auto or none, got '" + v + "'");
+            p.mode = steeringModeOf(v);
+            if (!p.mode) error(m, "steering.mode", "expected rps, xdp, napi, auto or none, got '" + v + "'");
         }
         if (auto c = s["cpus"]) {
             const auto v = str(c, "steering.cpus");
@@ -447,14 +441,15 @@ Result<Profile> loadFrom(const std::string& text, const std::string& file, const
 }  // namespace
 
 const char* toString(SteeringMode m) {
-    switch (m) {
-        case SteeringMode::kRps: return "rps";
-        case SteeringMode::kXdp: return "xdp";
-        case SteeringMode::kNone: return "none";
-        case SteeringMode::kAuto: return "auto";
-        case SteeringMode::kNapi: return "napi";
-    }
+    for (const auto& n : kSteeringModes)
+        if (n.mode == m) return n.name;
     return "?";
+}
+
+std::optional<SteeringMode> steeringModeOf(std::string_view name) {
+    for (const auto& n : kSteeringModes)
+        if (name == n.name) return n.mode;
+    return std::nullopt;
 }
 
 std::string CpuChoice::str() const {
