@@ -1,5 +1,7 @@
 #include "core/nic.hpp"
 
+#include <algorithm>
+
 #include <cctype>
 
 namespace rxtune {
@@ -34,6 +36,20 @@ Verdict classify(const Nic& nic) {
         return Verdict::kSingleQueue;
     }
     return rxNow > 1 ? Verdict::kMultiQueue : Verdict::kSingleQueue;
+}
+
+CpuSet irqCpus(const Nic& nic) {
+    CpuSet out;
+    bool anyRx = std::any_of(nic.irqs.begin(), nic.irqs.end(),
+                             [](const Irq& i) { return i.role == "rx" || i.role == "rxtx"; });
+    for (const auto& i : nic.irqs) {
+        if (anyRx && i.role != "rx" && i.role != "rxtx") continue;
+        // Where the kernel serves it: its effective CPUs, unless they lie outside its affinity (a
+        // move pending until its next interrupt): then the CPUs it moves to.
+        const bool held = i.effective && !i.effective->empty() && (i.affinity.empty() || (*i.effective - i.affinity).empty());
+        out = out | (held ? *i.effective : i.affinity);
+    }
+    return out;
 }
 
 }  // namespace rxtune

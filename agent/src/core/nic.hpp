@@ -111,6 +111,9 @@ struct Nic {
     std::map<std::string, std::any> facts;
 };
 
+// The CPUs serving a device's receive interrupts (effective affinity where the kernel has it).
+CpuSet irqCpus(const Nic& nic);
+
 // Whether the device's RX counter counts only frames the backlog accepted: veth and tun/tap hand
 // frames to netif_rx and count after it; a NIC's driver counts before, drops included.
 bool rxCountedAfterBacklog(const Nic& nic);

@@ -14,7 +14,6 @@
 #include "inventory/snapshot.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "planner/planner.hpp"
 #include "profile/yaml_config.hpp"
 #include "sys/netlink.hpp"
 

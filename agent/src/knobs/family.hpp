@@ -19,6 +19,7 @@
 #include "core/host_snapshot.hpp"
 #include "core/knob.hpp"
 #include "core/setting.hpp"
+#include "knobs/plan_input.hpp"
 #include "profile/profile.hpp"
 #include "profile/section.hpp"
 #include "state/journal.hpp"
@@ -29,8 +30,6 @@
 
 namespace rxtune {
 
-struct PlanOptions;
-struct PlanMemory;
 struct CpuTargets;
 class Metrics;
 

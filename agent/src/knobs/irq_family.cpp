@@ -15,7 +15,6 @@
 #include "knobs/irq_state.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "planner/planner.hpp"
 #include "profile/yaml_config.hpp"
 
 namespace rxtune {

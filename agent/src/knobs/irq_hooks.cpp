@@ -8,7 +8,6 @@
 #include "inventory/irqbalance_reader.hpp"
 #include "knobs/irq_state.hpp"
 #include "metrics/metrics.hpp"
-#include "planner/planner.hpp"
 
 namespace rxtune {
 

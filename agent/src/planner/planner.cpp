@@ -12,19 +12,6 @@
 
 namespace rxtune {
 
-CpuSet irqCpus(const Nic& nic) {
-    CpuSet out;
-    bool anyRx = std::any_of(nic.irqs.begin(), nic.irqs.end(),
-                             [](const Irq& i) { return i.role == "rx" || i.role == "rxtx"; });
-    for (const auto& i : nic.irqs) {
-        if (anyRx && i.role != "rx" && i.role != "rxtx") continue;
-        // Where the kernel serves it: its effective CPUs, unless they lie outside its affinity (a
-        // move pending until its next interrupt): then the CPUs it moves to.
-        const bool held = i.effective && !i.effective->empty() && (i.affinity.empty() || (*i.effective - i.affinity).empty());
-        out = out | (held ? *i.effective : i.affinity);
-    }
-    return out;
-}
 
 bool matches(const Match& m, const Nic& nic) {
     if (nic.kind == "loopback") return false;
