@@ -109,6 +109,13 @@ struct Nic {
     // What a knob family read of the device for itself (knobs/), by the family's name; the
     // family alone knows the type (std::any_cast).
     std::map<std::string, std::any> facts;
+
+    // A family's fact of this device, or null where it read none.
+    template <class T>
+    const T* fact(const std::string& family) const {
+        auto it = facts.find(family);
+        return it == facts.end() ? nullptr : std::any_cast<T>(&it->second);
+    }
 };
 
 // The CPUs serving a device's receive interrupts (effective affinity where the kernel has it).

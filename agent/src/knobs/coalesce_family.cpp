@@ -78,10 +78,7 @@ void mergeIntent(std::any& base, const std::any& over) {
     b.where = o.where;
 }
 
-const EthtoolValues* factsOf(const Nic& n) {
-    auto it = n.facts.find(std::string(kName));
-    return it == n.facts.end() ? nullptr : std::any_cast<EthtoolValues>(&it->second);
-}
+const EthtoolValues* factsOf(const Nic& n) { return n.fact<EthtoolValues>(std::string(kName)); }
 
 std::string shown(const EthtoolMessage::Attr& a, std::uint32_t v) { return a.u8 ? (v ? "on" : "off") : std::to_string(v); }
 

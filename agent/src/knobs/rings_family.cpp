@@ -54,10 +54,7 @@ Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
     return r;
 }
 
-const Rings* ringsOf(const Nic& n) {
-    auto it = n.facts.find("rings");
-    return it == n.facts.end() ? nullptr : std::any_cast<Rings>(&it->second);
-}
+const Rings* ringsOf(const Nic& n) { return n.fact<Rings>("rings"); }
 
 // nic.rings: a size per ring, unset where the profile leaves it alone.
 struct RingSize {

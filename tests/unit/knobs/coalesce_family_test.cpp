@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <tuple>
 
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
@@ -40,6 +41,17 @@ void setCoalesce(test::TempTree& tree, const std::string& dev, const nlohmann::j
 }
 
 const char* kNone = "steering:\n  mode: none\n";
+
+// The mlx5 fixture host (coalescing: rx_usecs 8, adaptive on) with its fake driver and a journal.
+struct Rig {
+    test::TempTree tree{"mlx5-one-channel"};
+    test::TempTree state{"vm-no-cpufreq"};
+    FileTree fs{tree.path().string()};
+    test::FakeNetlink nl{tree.path()};
+    const Knobs knobs{fs, nullptr, nullptr, &nl};
+    JournalStore store{(state.path() / "state").string()};
+    auto parts() { return std::tie(fs, nl, knobs, store); }
+};
 
 }  // namespace
 
@@ -113,12 +125,8 @@ TEST_CASE("coalesce: adaptive RX advised where the driver offers it off and the 
 }
 
 TEST_CASE("coalesce: set through ethtool, read back, verified, reverted to the driver's values", "[knobs][coalesce][apply]") {
-    test::TempTree tree{"mlx5-one-channel"};
-    test::TempTree state{"vm-no-cpufreq"};
-    FileTree fs(tree.path().string());
-    test::FakeNetlink nl(tree.path());
-    const Knobs knobs(fs, nullptr, nullptr, &nl);
-    JournalStore store((state.path() / "state").string());
+    Rig rig;
+    auto [fs, nl, knobs, store] = rig.parts();
     const auto profile = profileOf(std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, adaptive_rx: false}\n");
     const EthtoolMessage coalesce{"coalesce", 0, 0, 0, {}};
     auto plan = preparePlan(profile, fs, nl).value().plan;
@@ -143,12 +151,8 @@ TEST_CASE("coalesce: set through ethtool, read back, verified, reverted to the d
 }
 
 TEST_CASE("coalesce: a driver that refuses the values fails the apply, which undoes what it wrote", "[knobs][coalesce][apply]") {
-    test::TempTree tree{"mlx5-one-channel"};
-    test::TempTree state{"vm-no-cpufreq"};
-    FileTree fs(tree.path().string());
-    test::FakeNetlink nl(tree.path());
-    const Knobs knobs(fs, nullptr, nullptr, &nl);
-    JournalStore store((state.path() / "state").string());
+    Rig rig;
+    auto [fs, nl, knobs, store] = rig.parts();
     auto plan = preparePlan(profileOf(std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, tx_usecs: 99999}\n"), fs, nl).value().plan;
     nl.ethtoolErrno["ens2f0np0"] = EINVAL;
     auto r = applyPlan(plan, knobs, store, "t1");
