@@ -45,13 +45,11 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
     }
     if (opts.explicitInterfaces)
         for (const auto& n : out.snapshot.nics) opts.interfaces.push_back(n.name);
-    // What the families need beyond the common snapshot (XDP steering installed now, NAPI state).
+    // What the families need beyond the common snapshot (the sysctls a profile names, XDP steering
+    // installed now, NAPI state).
     const SnapshotIo io{fs, nl, req.xdp};
     for (const KnobFamily* f : knobFamilies())
         if (auto r = f->readInto(profile, io, out.snapshot); !r) return failWith(r.error());
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : profile.sysctls) keys.push_back(k);
-    if (auto r = addSysctls(fs, out.snapshot.host, keys); !r) return failWith(r.error());
     if (auto ok = addCgroupCpus(profile, fs, out.snapshot.host, opts); !ok) return failWith(ok.error());
     auto p = plan(profile, out.snapshot, opts);
     if (!p) return failWith(p.error());

@@ -5,16 +5,12 @@
 // without coalescing ops (veth) with the driver's answer. Sets only what the profile asks; advises
 // adaptive RX where the driver offers it off and the CPUs of the device's RX IRQ run out of budget.
 // detect shows every device's values.
-#include <linux/ethtool_netlink.h>
-
-#include <climits>
-
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "inventory/snapshot.hpp"
+#include "knobs/coalesce_profile.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "profile/yaml_config.hpp"
 #include "sys/netlink.hpp"
 
 namespace rxtune {
@@ -23,59 +19,16 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr std::string_view kName = "coalesce";
+constexpr std::string_view kName = kCoalesceName;
 constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kDir = "ethtool-coalesce/";  // not a file: the device's coalescing
 
-// The numbers of the message rxtune reads and sets, by the names the profile, detect and the
-// fixtures use.
-const EthtoolMessage& message() {
-    static const EthtoolMessage m{std::string(kName),
-                                  ETHTOOL_MSG_COALESCE_GET,
-                                  ETHTOOL_MSG_COALESCE_SET,
-                                  ETHTOOL_A_COALESCE_HEADER,
-                                  {{ETHTOOL_A_COALESCE_RX_USECS, "rx_usecs", false},
-                                   {ETHTOOL_A_COALESCE_RX_MAX_FRAMES, "rx_frames", false},
-                                   {ETHTOOL_A_COALESCE_TX_USECS, "tx_usecs", false},
-                                   {ETHTOOL_A_COALESCE_TX_MAX_FRAMES, "tx_frames", false},
-                                   {ETHTOOL_A_COALESCE_USE_ADAPTIVE_RX, "adaptive_rx", true},
-                                   {ETHTOOL_A_COALESCE_USE_ADAPTIVE_TX, "adaptive_tx", true}}};
-    return m;
-}
+const EthtoolMessage& message() { return coalesceMessage(); }
 
 const EthtoolMessage::Attr* attrOf(std::string_view name) {
     for (const auto& a : message().attrs)
         if (a.name == name) return &a;
     return nullptr;
-}
-
-// What a profile asks: the parameters it names, flags as 0/1, in the message's order.
-struct CoalesceIntent {
-    std::map<std::string, std::uint32_t> values;
-    Location where;
-};
-
-std::any parseIntent(const YAML::Node& n, const Location& where) {
-    std::set<std::string> keys;
-    for (const auto& a : message().attrs) keys.insert(a.name);
-    yamlcfg::requireKeys(n, "nic.coalesce", keys);
-    CoalesceIntent in;
-    in.where = where;
-    for (const auto& a : message().attrs) {
-        const auto v = n[a.name];
-        if (!v) continue;
-        const std::string key = "nic.coalesce." + a.name;
-        in.values[a.name] = a.u8 ? (yamlcfg::boolean(v, key) ? 1u : 0u) : yamlcfg::integer<std::uint32_t>(v, key, 0, UINT32_MAX);
-    }
-    return in;
-}
-
-// An include's parameters under the file's own: each one the file names replaces the include's.
-void mergeIntent(std::any& base, const std::any& over) {
-    auto& b = std::any_cast<CoalesceIntent&>(base);
-    const auto& o = std::any_cast<const CoalesceIntent&>(over);
-    for (const auto& [k, v] : o.values) b.values[k] = v;
-    b.where = o.where;
 }
 
 const EthtoolValues* factsOf(const Nic& n) { return n.fact<EthtoolValues>(std::string(kName)); }
@@ -110,12 +63,10 @@ public:
         return KnobKey{std::string(kName), dev->first, std::string(*which)};
     }
 
-    std::vector<ProfileSection> profileSections() const override { return {{"nic", "coalesce", parseIntent, mergeIntent}}; }
-
     // Physical NICs' coalescing is read for every plan (the advice below), any chosen device's
     // where the profile sets it; virtual devices mostly have none.
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        const bool asked = profile.section<CoalesceIntent>("nic.coalesce") != nullptr;
+        const bool asked = coalesceIntentOf(profile) != nullptr;
         bool couldAdapt = false;
         for (auto& n : snap.nics) {
             if (!factsOf(n) && (asked || n.kind == "physical"))
@@ -135,7 +86,7 @@ public:
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
         const EthtoolValues* now = factsOf(nic);
-        const CoalesceIntent* want = in.profile.section<CoalesceIntent>("nic.coalesce");
+        const CoalesceIntent* want = coalesceIntentOf(in.profile);
         if (now && now->supported && (!want || !want->values.count("adaptive_rx")))
             if (auto a = now->values.find("adaptive_rx"); a != now->values.end() && a->second == 0)
                 if (auto why = squeezes(nic, in.snap); !why.empty())

@@ -95,9 +95,6 @@ public:
     // The journal's edge: the key of a knob this family built (its path, and its id where the path
     // alone does not say all: an IRQ's owner); nullopt when it is not one of its.
     virtual std::optional<KnobKey> keyOf(std::string_view path, std::string_view id) const = 0;
-    // The profile keys this family owns (profile/section.hpp); its planning finds their values
-    // with Profile::section. Default: none (its keys are the loader's own, as before).
-    virtual std::vector<ProfileSection> profileSections() const { return {}; }
 
     // The `setting` label of rxtune_drift_corrections_total (the interface label is k.device).
     virtual std::string settingLabel(const KnobKey& k) const { return k.name; }

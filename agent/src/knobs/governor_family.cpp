@@ -4,6 +4,7 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
+#include "knobs/governor_profile.hpp"
 #include "knobs/registry.hpp"
 
 namespace rxtune {
@@ -31,13 +32,14 @@ public:
     Result<void> planLate(const PlanInput& in, Plan& p) const override {
         const Profile& profile = in.profile;
         const Topology& host = in.snap.host;
-        if (profile.governors.empty()) return {};
+        const GovernorIntent* want = governorOf(profile);
+        if (!want || want->names.empty()) return {};
         if (!host.cpufreq) {
             p.skipped.push_back({"cpu governor", "cpufreq is absent on this host: nothing to set"});
             return {};
         }
         std::string chosen;
-        for (const auto& g : profile.governors)
+        for (const auto& g : want->names)
             if (std::find(host.availableGovernors.begin(), host.availableGovernors.end(), g) != host.availableGovernors.end()) {
                 chosen = g;
                 break;
@@ -51,7 +53,7 @@ public:
         for (const auto& [cpu, gov] : host.governors) {
             KnobKey k{"governor", "", "governor"};
             k.cpu = static_cast<int>(cpu);
-            p.settings.push_back(makeSetting(*this, k, ValueKind::kWord, gov, chosen, "profile " + profile.governorsWhere.str()));
+            p.settings.push_back(makeSetting(*this, k, ValueKind::kWord, gov, chosen, "profile " + want->where.str()));
         }
         return {};
     }

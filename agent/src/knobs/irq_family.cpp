@@ -15,7 +15,7 @@
 #include "knobs/irq_state.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "profile/yaml_config.hpp"
+#include "knobs/irq_profile.hpp"
 
 namespace rxtune {
 
@@ -24,35 +24,7 @@ namespace {
 constexpr std::string_view kIrqDir = "proc/irq/";
 constexpr std::string_view kFile = "/smp_affinity_list";
 
-// irq.cpus: the CPU(s) of each matched device's RX IRQ(s).
-struct IrqIntent {
-    enum class Kind { kKeep, kAuto, kList };
-    Kind kind = Kind::kKeep;
-    CpuSet list;
-    Location where;
-};
-
-std::any parseIntent(const YAML::Node& c, const Location& where) {
-    IrqIntent in;
-    in.where = where;
-    const auto v = yamlcfg::scalar(c, "irq.cpus");
-    if (v == "keep") in.kind = IrqIntent::Kind::kKeep;
-    else if (v == "auto") in.kind = IrqIntent::Kind::kAuto;
-    else {
-        auto set = CpuSet::parseList(v);
-        if (!set || set->empty()) yamlcfg::bad(c, "irq.cpus", "expected auto, keep or a cpulist, got '" + v + "'");
-        in.kind = IrqIntent::Kind::kList;
-        in.list = *set;
-    }
-    return in;
-}
-
-const IrqIntent kKeepIrqs;
-
-const IrqIntent& intentOf(const Profile& p) {
-    const auto* in = p.section<IrqIntent>("irq.cpus");
-    return in ? *in : kKeepIrqs;
-}
+const IrqIntent& intentOf(const Profile& p) { return irqIntentOf(p); }
 
 const InterruptsBefore* earlier(const PlanInput& in) {
     auto it = in.opts.memory.families.find("irq");
@@ -184,7 +156,6 @@ public:
         return paths::irqFile(static_cast<unsigned>(k.irq), std::string(kFile).substr(1));
     }
     std::string settingLabel(const KnobKey&) const override { return "irq_affinity"; }
-    std::vector<ProfileSection> profileSections() const override { return {{"irq", "cpus", parseIntent, nullptr}}; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view id) const override {
         auto rest = pathkey::after(p, kIrqDir);
         if (!rest || !rest->ends_with(kFile)) return std::nullopt;

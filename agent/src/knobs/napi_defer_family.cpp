@@ -7,42 +7,24 @@
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "profile/yaml_config.hpp"
+#include "knobs/napi_defer_profile.hpp"
 
 namespace rxtune {
 
 namespace {
 
 constexpr std::string_view kNet = "sys/class/net/";
-constexpr std::string_view kGro = "gro_flush_timeout";
-constexpr std::string_view kDefer = "napi_defer_hard_irqs";
 
-// nic.gro_flush_timeout / nic.napi_defer_hard_irqs: one number each, where it stands in the profile.
-struct DeferValue {
-    std::uint64_t value = 0;
-    Location where;
-};
+constexpr std::string_view kGro = kGroFlushTimeout;
+constexpr std::string_view kDefer = kNapiDeferHardIrqs;
 
-// The kernel's limits: gro_flush_timeout is an unsigned long of ns (capped here at an hour, beyond
-// any sane deferral), napi_defer_hard_irqs at most S32_MAX (net-sysfs.c).
-ProfileSection section(std::string_view key, std::uint64_t max) {
-    return {"nic", std::string(key),
-            [key = std::string(key), max](const YAML::Node& v, const Location& where) -> std::any {
-                return DeferValue{yamlcfg::integer<std::uint64_t>(v, "nic." + key, 0, max), where};
-            },
-            nullptr};
-}
-
-const DeferValue* wanted(const Profile& p, std::string_view key) { return p.section<DeferValue>("nic." + std::string(key)); }
+const DeferValue* wanted(const Profile& p, std::string_view key) { return deferValueOf(p, key); }
 
 class NapiDeferFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "napi_defer"; }
     std::string id(const KnobKey& k) const override { return k.device + " " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
-    std::vector<ProfileSection> profileSections() const override {
-        return {section(kGro, 3600ULL * 1000000000ULL), section(kDefer, 2147483647ULL)};
-    }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;

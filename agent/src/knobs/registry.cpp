@@ -21,16 +21,6 @@ const std::vector<const KnobFamily*>& knobFamilies() {
     return table;
 }
 
-const std::vector<ProfileSection>& profileSections() {
-    static const std::vector<ProfileSection> all = [] {
-        std::vector<ProfileSection> out;
-        for (const KnobFamily* f : knobFamilies())
-            for (auto& s : f->profileSections()) out.push_back(std::move(s));
-        return out;
-    }();
-    return all;
-}
-
 const KnobFamily& familyOf(std::string_view name) {
     for (const KnobFamily* k : knobFamilies())
         if (k->name() == name) return *k;

@@ -8,7 +8,7 @@
 #include "inventory/snapshot.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "profile/yaml_config.hpp"
+#include "knobs/rings_profile.hpp"
 #include "sys/netlink.hpp"
 
 namespace rxtune {
@@ -56,52 +56,7 @@ Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
 
 const Rings* ringsOf(const Nic& n) { return n.fact<Rings>("rings"); }
 
-// nic.rings: a size per ring, unset where the profile leaves it alone.
-struct RingSize {
-    bool max = false;                // "max": the driver's maximum
-    std::optional<std::uint32_t> n;  // a number of descriptors
-    bool set() const { return max || n.has_value(); }
-};
-struct RingsIntent {
-    RingSize rx, tx;
-    Location where;
-};
-
-RingSize parseSize(const YAML::Node& v, const std::string& key) {
-    RingSize s;
-    if (v.IsScalar() && v.Scalar() == "max") s.max = true;
-    else if (v.IsScalar() && !v.Scalar().empty() && std::isdigit(static_cast<unsigned char>(v.Scalar()[0])))
-        s.n = yamlcfg::integer<std::uint32_t>(v, key, 1, 1u << 20);
-    else
-        yamlcfg::bad(v, key, "expected max or a number of descriptors, got '" +
-                                 (v.IsScalar() ? v.Scalar() : std::string("a ") + (v.IsMap() ? "mapping" : "list")) + "'");
-    return s;
-}
-
-std::any parseIntent(const YAML::Node& n, const Location& where) {
-    yamlcfg::requireKeys(n, "nic.rings", {"rx", "tx"});
-    RingsIntent in;
-    in.where = where;
-    if (auto v = n["rx"]) in.rx = parseSize(v, "nic.rings.rx");
-    if (auto v = n["tx"]) in.tx = parseSize(v, "nic.rings.tx");
-    return in;
-}
-
-// An include's sizes under the file's own: each ring the file names replaces the include's.
-void mergeIntent(std::any& base, const std::any& over) {
-    auto& b = std::any_cast<RingsIntent&>(base);
-    const auto& o = std::any_cast<const RingsIntent&>(over);
-    if (o.rx.set()) b.rx = o.rx;
-    if (o.tx.set()) b.tx = o.tx;
-    b.where = o.where;
-}
-
-const RingsIntent kNoRings;
-
-const RingsIntent& intentOf(const Profile& p) {
-    const auto* in = p.section<RingsIntent>("nic.rings");
-    return in ? *in : kNoRings;
-}
+const RingsIntent& intentOf(const Profile& p) { return ringsIntentOf(p); }
 
 // What says the RX ring runs short, "" for nothing: the device's drops and missed frames (drivers
 // count a full ring in one or the other), and softnet's squeezes and drops on the CPUs that take
@@ -136,7 +91,6 @@ public:
     std::string id(const KnobKey& k) const override { return k.device + " ring " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kDir) + k.name; }
     std::string settingLabel(const KnobKey& k) const override { return "ring_" + k.name; }
-    std::vector<ProfileSection> profileSections() const override { return {{"nic", "rings", parseIntent, mergeIntent}}; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;

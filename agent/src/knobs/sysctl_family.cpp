@@ -5,7 +5,9 @@
 #include "core/paths.hpp"
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
+#include "inventory/snapshot.hpp"
 #include "knobs/registry.hpp"
+#include "knobs/sysctl_profile.hpp"
 
 namespace rxtune {
 
@@ -52,11 +54,18 @@ public:
         return KnobKey{"sysctl", "", key};
     }
 
+    // The sysctls the profile names beyond those every snapshot reads (absent ones marked so).
+    Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
+        std::vector<std::string> keys;
+        for (const auto& [k, v] : sysctlsOf(profile)) keys.push_back(k);
+        return addSysctls(io.fs, snap.host, keys);
+    }
+
     Result<void> planHost(const PlanInput& in, Plan& p) const override {
         const Topology& host = in.snap.host;
         const Profile& profile = in.profile;
         std::map<std::string, std::pair<std::string, std::string>> desired;  // key -> (value, why)
-        for (const auto& [key, want] : profile.sysctls) {
+        for (const auto& [key, want] : sysctlsOf(profile)) {
             const SysctlValue* cur = findSysctl(host, key);
             if (!cur || !cur->present) {
                 if (knownHostGlobal(key) && !host.initialNetns) {
@@ -85,7 +94,7 @@ public:
         }
         // auto keeps the RFS table ready for whichever interface it turns RPS on for.
         const bool rpsAnywhere = profile.steering.mode == SteeringMode::kRps || profile.steering.mode == SteeringMode::kAuto;
-        if (rpsAnywhere && !in.nics.empty() && !profile.sysctls.count("net.core.rps_sock_flow_entries")) {
+        if (rpsAnywhere && !in.nics.empty() && !sysctlsOf(profile).count("net.core.rps_sock_flow_entries")) {
             const std::string key = "net.core.rps_sock_flow_entries";
             const std::uint32_t entries = flowTableSize(profile.steering.flowEntries);
             const SysctlValue* cur = findSysctl(host, key);

@@ -92,15 +92,6 @@ struct Match {
     bool includeVirtual = false;
 };
 
-enum class Guard { kSet, kAtLeast, kAtMost };
-
-struct SysctlIntent {
-    std::string key;
-    Guard guard = Guard::kSet;
-    std::vector<std::int64_t> values;  // one number, or three for tcp_rmem/tcp_wmem style knobs
-    Location where;
-};
-
 struct Profile {
     std::string name;
     std::string description;
@@ -108,9 +99,6 @@ struct Profile {
     std::string digest;              // of every file's text, in load order (core/digest.hpp)
     Match match;
     Steering steering;
-    std::map<std::string, SysctlIntent> sysctls;
-    std::vector<std::string> governors;  // first available wins
-    Location governorsWhere;
     bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
     // The families' own keys (profile/section.hpp), by their path ("nic.coalesce"); absent: unset.
     std::map<std::string, std::any> sections;

@@ -45,9 +45,6 @@ struct Partial {
     std::optional<bool> recommendDatapath;
     std::map<std::string, double> autoKeys;  // steering.auto, merged per key
     std::optional<std::vector<SteeringMode>> autoCandidates;
-    std::map<std::string, SysctlIntent> sysctls;
-    std::optional<std::vector<std::string>> governors;
-    Location governorsWhere;
     std::map<std::string, std::any> sections;  // the families' own (profile/section.hpp), by path
 };
 
@@ -86,17 +83,6 @@ public:
         return yamlcfg::integer<std::int64_t>(n, key, lo, hi);
     }
 
-    std::int64_t parseInt(const YAML::Node& n, const std::string& key, const std::string& s, std::int64_t lo,
-                          std::int64_t hi) const {
-        std::int64_t v = 0;
-        auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (s.empty() || ec != std::errc() || p != s.data() + s.size())
-            error(n, key, "expected an integer, got '" + s + "'");
-        if (v < lo || v > hi)
-            error(n, key, std::to_string(v) + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-        return v;
-    }
-
     std::vector<std::string> strings(const YAML::Node& n, const std::string& key) const {
         std::vector<std::string> out;
         if (n.IsScalar()) {
@@ -110,16 +96,16 @@ public:
 
     Partial parse(const YAML::Node& root, std::vector<std::pair<std::string, YAML::Node>>& includes) const {
         Partial p;
-        requireMap(root, "", keysOf("", {"include", "description", "match", "steering", "sysctl", "cpu", "datapath", "nic", "irq"}));
+        requireMap(root, "", keysOf("", {"include", "description", "match", "steering", "cpu", "datapath", "nic", "irq"}));
         if (auto inc = root["include"]) {
             for (const auto& name : strings(inc, "include")) includes.emplace_back(name, inc);
         }
         if (auto d = root["description"]) p.description = str(d, "description");
         if (auto m = root["match"]) parseMatch(m, p);
         if (auto s = root["steering"]) parseSteering(s, p);
-        if (auto s = root["sysctl"]) parseSysctl(s, p);
-        if (auto q = root["irq"]) requireMap(q, "irq", keysOf("irq", {}));
-        if (auto n = root["nic"]) requireMap(n, "nic", keysOf("nic", {}));
+        // The mappings whose keys are the families' own.
+        for (const char* parent : {"irq", "nic", "cpu"})
+            if (auto n = root[parent]) requireMap(n, parent, keysOf(parent, {}));
         if (auto d = root["datapath"]) {
             requireMap(d, "datapath", keysOf("datapath", {"recommend"}));
             if (auto r = d["recommend"]) p.recommendDatapath = boolean(r, "datapath.recommend");
@@ -128,16 +114,6 @@ public:
             const YAML::Node parent = s.parent.empty() ? root : root[s.parent];
             if (!parent || !parent.IsMap()) continue;
             if (auto v = parent[s.key]) p.sections[s.path()] = s.parse(v, at(v));
-        }
-        if (auto c = root["cpu"]) {
-            requireMap(c, "cpu", keysOf("cpu", {"governor"}));
-            if (auto g = c["governor"]) {
-                p.governors = strings(g, "cpu.governor");
-                p.governorsWhere = at(g);
-                for (const auto& name : *p.governors)
-                    if (name.empty() || name.find_first_of("/. \t") != std::string::npos)
-                        error(g, "cpu.governor", "'" + name + "' is not a governor name");
-            }
         }
         return p;
     }
@@ -240,37 +216,6 @@ public:
         }
     }
 
-    // Keys are sysctl names, checked one by one rather than against a fixed set.
-    void parseSysctl(const YAML::Node& s, Partial& p) const {
-        if (!s.IsMap()) error(s, "sysctl", "expected a mapping of sysctl names to values");
-        for (const auto& kv : s) {
-            const auto key = kv.first.as<std::string>();
-            const std::string k = "sysctl." + key;
-            if (!validateSysctlKey(key)) error(kv.first, k, "is not a sysctl name");
-            if (!key.starts_with("net.") && !key.starts_with("vm."))
-                error(kv.first, k, "only net.* and vm.* sysctls may be set by a profile");
-            const YAML::Node& v = kv.second;
-            if (!v.IsScalar()) error(v, k, "expected a number, three numbers, or '>= N' / '<= N'");
-            std::string text = v.Scalar();
-            SysctlIntent in;
-            in.key = key;
-            in.where = at(v);
-            if (text.starts_with(">=")) {
-                in.guard = Guard::kAtLeast;
-                text = text.substr(2);
-            } else if (text.starts_with("<=")) {
-                in.guard = Guard::kAtMost;
-                text = text.substr(2);
-            }
-            std::istringstream words(text);
-            std::string w;
-            while (words >> w) in.values.push_back(parseInt(v, k, w, 0, INT64_MAX));
-            if (in.values.size() != 1 && in.values.size() != 3)
-                error(v, k, "expected one number or three numbers, got '" + v.Scalar() + "'");
-            p.sysctls[key] = in;
-        }
-    }
-
 private:
     std::string file_;
 };
@@ -296,17 +241,12 @@ void mergeInto(Partial& base, const Partial& over) {
     take(base.recommendDatapath, over.recommendDatapath);
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
-    for (const auto& [k, v] : over.sysctls) base.sysctls[k] = v;
     for (const auto& s : profileSections()) {
         auto o = over.sections.find(s.path());
         if (o == over.sections.end()) continue;
         auto b = base.sections.find(s.path());
         if (b != base.sections.end() && s.merge) s.merge(b->second, o->second);
         else base.sections[s.path()] = o->second;
-    }
-    if (over.governors) {
-        base.governors = over.governors;
-        base.governorsWhere = over.governorsWhere;
     }
 }
 
@@ -412,12 +352,7 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
         else if (k == "backoff") at.backoffSeconds = v;
     }
     if (p.autoCandidates) at.candidates = *p.autoCandidates;
-    out.sysctls = p.sysctls;
     out.sections = p.sections;
-    if (p.governors) {
-        out.governors = *p.governors;
-        out.governorsWhere = p.governorsWhere;
-    }
     return out;
 }
 
@@ -439,14 +374,6 @@ Result<Profile> loadFrom(const std::string& text, const std::string& file, const
 }
 
 }  // namespace
-
-// The families' sections come from the knob registry (knobs/registry.cpp), whose definition
-// replaces this one wherever the families are linked in. The fuzz targets' small parser library
-// has no families: there the loader knows its own keys only.
-[[gnu::weak]] const std::vector<ProfileSection>& profileSections() {
-    static const std::vector<ProfileSection> none;
-    return none;
-}
 
 const char* toString(SteeringMode m) {
     for (const auto& n : kSteeringModes)

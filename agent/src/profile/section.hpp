@@ -1,6 +1,8 @@
 // A knob family's own keys in a profile (nic.coalesce, ...): the family parses its subtree and
 // merges an include's value under the file's own; the loader places each one and keeps its value
 // opaque (Profile::section), so a new family adds keys without touching the loader.
+// A family registers its sections from its own file (knobs/<family>_profile.cpp), which needs YAML
+// and the profile types only: the parser library the fuzz targets link holds them too.
 #pragma once
 
 #include <any>
@@ -26,7 +28,13 @@ struct ProfileSection {
     std::string path() const { return parent.empty() ? key : parent + "." + key; }
 };
 
-// Every family's sections, from the registry (knobs/registry.cpp).
+// Every registered section, by path.
 const std::vector<ProfileSection>& profileSections();
+
+// `static const SectionRegistration r{{...}};` in a family's profile file adds its sections. The
+// files are linked whole (agent/meson.build), so nothing has to name them.
+struct SectionRegistration {
+    explicit SectionRegistration(std::vector<ProfileSection> sections);
+};
 
 }  // namespace rxtune

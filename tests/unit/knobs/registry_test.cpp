@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "knobs/registry.hpp"
+#include "profile/section.hpp"
 
 using namespace rxtune;
 namespace fs = std::filesystem;
@@ -33,6 +34,13 @@ KnobKey governor(int cpu) {
 }
 
 }  // namespace
+
+TEST_CASE("the families' profile keys register themselves", "[knobs][profile]") {
+    std::vector<std::string> paths;
+    for (const auto& s : profileSections()) paths.push_back(s.path());
+    CHECK(paths == std::vector<std::string>{"cpu.governor", "irq.cpus", "nic.coalesce", "nic.gro_flush_timeout",
+                                            "nic.napi_defer_hard_irqs", "nic.rings", "sysctl"});
+}
 
 TEST_CASE("every family's path gives its key back, and only its own", "[knobs]") {
     const std::vector<KnobKey> keys = {

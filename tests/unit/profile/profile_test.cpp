@@ -4,6 +4,8 @@
 #include <fstream>
 
 #include "../support/yaml_bomb.hpp"
+#include "knobs/governor_profile.hpp"
+#include "knobs/sysctl_profile.hpp"
 #include "profile/profile.hpp"
 
 using namespace rxtune;
@@ -51,11 +53,11 @@ TEST_CASE("single-queue-gateway carries the story's values", "[profile]") {
     CHECK(loadProfile("balanced", shipped()).value().steering.mode == SteeringMode::kAuto);
     CHECK(p.steering.cpus.kind == CpuChoice::Kind::kAll);
     CHECK(p.steering.flowEntries == 32768);
-    CHECK(p.sysctls.at("net.core.netdev_max_backlog").values == std::vector<std::int64_t>{300000});
-    CHECK(p.sysctls.at("net.core.netdev_max_backlog").guard == Guard::kAtLeast);
-    CHECK(p.sysctls.at("net.core.rmem_max").values[0] == 256 * 1024 * 1024);
-    CHECK(p.sysctls.at("net.ipv4.tcp_rmem").values.size() == 3);
-    CHECK(p.governors == std::vector<std::string>{"performance"});
+    CHECK(sysctlsOf(p).at("net.core.netdev_max_backlog").values == std::vector<std::int64_t>{300000});
+    CHECK(sysctlsOf(p).at("net.core.netdev_max_backlog").guard == Guard::kAtLeast);
+    CHECK(sysctlsOf(p).at("net.core.rmem_max").values[0] == 256 * 1024 * 1024);
+    CHECK(sysctlsOf(p).at("net.ipv4.tcp_rmem").values.size() == 3);
+    CHECK(governorOf(p)->names == std::vector<std::string>{"performance"});
     CHECK(p.match.verdict == Verdict::kSingleQueue);
     CHECK_FALSE(p.match.includeVirtual);
 }
@@ -66,11 +68,11 @@ TEST_CASE("include merges with later-wins semantics", "[profile]") {
     CHECK(p.files[0].ends_with("balanced.yaml"));
     CHECK(p.files[1].ends_with("latency.yaml"));
     CHECK(p.steering.cpus.kind == CpuChoice::Kind::kNumaLocal);  // inherited
-    CHECK(p.sysctls.at("net.core.netdev_max_backlog").guard == Guard::kAtMost);  // overridden
-    CHECK(p.sysctls.at("net.core.busy_poll").values[0] == 50);
+    CHECK(sysctlsOf(p).at("net.core.netdev_max_backlog").guard == Guard::kAtMost);  // overridden
+    CHECK(sysctlsOf(p).at("net.core.busy_poll").values[0] == 50);
     auto t = loadProfile("throughput", shipped()).value();
-    CHECK(t.sysctls.count("net.core.rmem_max") == 1);  // from single-queue-gateway
-    CHECK(t.sysctls.at("net.core.netdev_budget").values[0] == 600);
+    CHECK(sysctlsOf(t).count("net.core.rmem_max") == 1);  // from single-queue-gateway
+    CHECK(sysctlsOf(t).at("net.core.netdev_budget").values[0] == 600);
 }
 
 TEST_CASE("steering.auto thresholds: fractions, percentages, durations; merged per key", "[profile]") {

@@ -1,0 +1,28 @@
+// nic.rings: the rings family's profile key (a size per ring, unset where the profile leaves it).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "profile/profile.hpp"
+
+namespace rxtune {
+
+struct RingSize {
+    bool max = false;                // "max": the driver's maximum
+    std::optional<std::uint32_t> n;  // a number of descriptors
+    bool set() const { return max || n.has_value(); }
+};
+struct RingsIntent {
+    RingSize rx, tx;
+    Location where;
+};
+inline constexpr char kRingsSection[] = "nic.rings";
+
+inline const RingsIntent& ringsIntentOf(const Profile& p) {
+    static const RingsIntent none;
+    const auto* in = p.section<RingsIntent>(kRingsSection);
+    return in ? *in : none;
+}
+
+}  // namespace rxtune
