@@ -533,8 +533,8 @@ struct Eal {
 
 }  // namespace
 
-Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
-    // Kernel-side checks before EAL touches anything.
+// Kernel-side checks before EAL touches anything: the MTU the ports get.
+Result<unsigned> checkKernelSide(const DpConfig& c) {
     unsigned mtu = c.mtu;
     if (auto ifname = kernelInterfaceOf(c.nic)) {
         auto k = checkKernelPort(*ifname);
@@ -544,14 +544,10 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
             return fail(EINVAL, "check", *ifname,
                         "MTU " + std::to_string(mtu) + " is larger than af_packet's default 2048-byte frames: add framesz= to the device string");
     }
-    if (mtu == 0) mtu = 1500;
-    auto exception = chooseExceptionPath(c, [&]() -> Result<void> {
-        if (auto pmd = probeVirtioPmd(); !pmd) return pmd;
-        return probeVhostNet(c.vhostNet);
-    });
-    if (!exception) return failWith(exception.error());
-    log(SD_NOTICE, "exception path: " + exception->kind + " (" + exception->why + "), " + std::to_string(c.workerCpus.size()) + " queues");
-    const std::string tapVdev = exception->port;
+    return mtu == 0 ? 1500u : mtu;
+}
+
+Result<void> initEal(const DpConfig& c, const ExceptionPath& exception, Eal& eal) {
     std::vector<std::string> args = {"rxtune-dp", "--file-prefix=" + c.filePrefix, "--lcores=" + lcoreMap(c)};
     if (isVdev(c.nic)) {
         args.push_back("--no-pci");
@@ -559,7 +555,7 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
     } else {
         args.push_back("--allow=" + c.nic);
     }
-    args.push_back("--vdev=" + exception->vdev);
+    args.push_back("--vdev=" + exception.vdev);
     args.insert(args.end(), c.eal.begin(), c.eal.end());
     std::string shown;
     for (const auto& a : args) shown += (shown.empty() ? "" : " ") + a;
@@ -567,33 +563,38 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
-
-    Eal eal;
     if (rte_eal_init(static_cast<int>(args.size()), argv.data()) < 0)
         return fail(rte_errno, "rte_eal_init", shown, rte_strerror(rte_errno));
     eal.up = true;
+    return {};
+}
 
-    Runtime rt;
+// The workers' shares, the burst, the exception path's words: what the loops read.
+Result<void> configureRuntime(Runtime& rt, const DpConfig& c, const PrefetchChoice& prefetch, const ExceptionPath& exception) {
     rt.cfg = &c;
     rt.prefetch = prefetch;
     log(SD_INFO, std::string("next mbufs prefetched for ownership: ") + (prefetch.on ? "on" : "off") + " (" + prefetch.why + ")");
-    rt.exceptionKind = exception->kind;
-    rt.exceptionWhy = exception->why;
+    rt.exceptionKind = exception.kind;
+    rt.exceptionWhy = exception.why;
     rt.workers = static_cast<unsigned>(c.workerCpus.size());
     rt.burst = static_cast<uint16_t>(c.burst);
     auto reta = buildReta(c.weights, c.retaSize);
     if (!reta) return failWith(reta.error());
     rt.reta = std::move(*reta);
     rt.retaMask = static_cast<uint32_t>(rt.reta.size() - 1);
-
     auto nic = portByName(portNameOf(c.nic));
     if (!nic) return failWith(nic.error());
-    auto tap = portByName(tapVdev);
+    auto tap = portByName(exception.port);
     if (!tap) return failWith(tap.error());
     rt.nicPort = *nic;
     rt.tapPort = *tap;
-    eal.opened = {rt.nicPort, rt.tapPort};
+    return {};
+}
 
+// The mbuf pool, both ports configured (the NIC one queue, the TAP one per worker), the rings
+// between the cores.
+Result<void> setupPortsAndRings(Runtime& rt, Eal& eal, const DpConfig& c, unsigned mtu, const ExceptionPath& exception) {
+    eal.opened = {rt.nicPort, rt.tapPort};
     const unsigned n = rt.workers;
     unsigned mbufs = c.mbufs;
     if (mbufs == 0) {
@@ -614,8 +615,8 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
     if (auto ok = setupPort(rt.tapPort, "TAP " + c.tapName, static_cast<uint16_t>(n), kTapDesc, eal.pool); !ok)
         return failWith(ok.error());
     if (int e = rte_eth_dev_set_mtu(rt.tapPort, static_cast<uint16_t>(mtu)); e != 0) {
-        if (exception->kind == "tap" || e != -ENOTSUP) return fail(-e, "set MTU", c.tapName, std::to_string(mtu));
-        log(SD_INFO, "the " + exception->kind + " port sets no MTU: the kernel side keeps its own");
+        if (exception.kind == "tap" || e != -ENOTSUP) return fail(-e, "set MTU", c.tapName, std::to_string(mtu));
+        log(SD_INFO, "the " + exception.kind + " port sets no MTU: the kernel side keeps its own");
     }
 
     for (unsigned i = 0; i < n; ++i) {
@@ -629,12 +630,16 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
         if (!rt.txRing) return fail(rte_errno, "rte_ring_create", "rxdp_tx", rte_strerror(rte_errno));
         eal.rings.push_back(rt.txRing);
     }
+    return {};
+}
 
+// Ports started; the NIC hands over frames for the TAP's MAC (promiscuous unless the TAP took the
+// NIC's MAC); the TAP's addresses.
+Result<void> startPorts(Runtime& rt, Eal& eal, const DpConfig& c) {
     for (uint16_t port : {rt.nicPort, rt.tapPort}) {
         if (int e = rte_eth_dev_start(port); e != 0) return fail(-e, "rte_eth_dev_start", std::to_string(port));
         eal.started.push_back(port);
     }
-    // The NIC must hand over frames for the TAP's MAC: promiscuous unless the TAP took the NIC's MAC.
     rte_ether_addr nicMac{};
     rte_eth_macaddr_get(rt.nicPort, &nicMac);
     auto tapMac = parseMac(c.tapMac);
@@ -644,14 +649,17 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
         else log(SD_WARNING, "could not make the NIC port promiscuous: frames for the TAP's MAC may not arrive");
     }
     if (auto ok = addAddresses(c.tapName, c.tapAddresses); !ok) return failWith(ok.error().withContext("TAP addresses"));
+    return {};
+}
 
+// Telemetry and signals, then one worker per lcore after the RX core's.
+Result<void> launchWorkers(Runtime& rt) {
     {
         std::lock_guard lock(gRtMutex);
         gRt = &rt;
     }
     rte_telemetry_register_cmd("/rxtune_dp/stats", telemetryStats,
                                "rxtune-dp counters: RX core, per worker (arrays by TAP queue), ports. No parameters");
-
     struct sigaction sa{};
     sa.sa_handler = onSignal;
     sigemptyset(&sa.sa_mask);
@@ -659,7 +667,7 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
     sigaction(SIGTERM, &sa, nullptr);
 
     rt.startTsc = rte_rdtsc();
-    for (unsigned i = 0; i < n; ++i) {
+    for (unsigned i = 0; i < rt.workers; ++i) {
         rt.args[i] = WorkerArg{&rt, i};
         if (int e = rte_eal_remote_launch(workerMain, &rt.args[i], i + 1); e != 0) {
             gStop.store(true);
@@ -668,41 +676,47 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
             return fail(-e, "rte_eal_remote_launch", "worker " + std::to_string(i));
         }
     }
+    return {};
+}
+
+void logRunning(const Runtime& rt, const DpConfig& c, unsigned mtu) {
     std::ostringstream shares;
-    for (auto s : retaShares(rt.reta, n)) shares << (shares.tellp() > 0 ? "," : "") << s;
+    for (auto s : retaShares(rt.reta, rt.workers)) shares << (shares.tellp() > 0 ? "," : "") << s;
     log(SD_NOTICE, "running: NIC " + portNameOf(c.nic) + " RX on CPU " + std::to_string(*c.rxCpu) + ", " +
-                       std::to_string(n) + " workers (redirection table " + shares.str() + " of " +
+                       std::to_string(rt.workers) + " workers (redirection table " + shares.str() + " of " +
                        std::to_string(rt.reta.size()) + "), TAP " + c.tapName + " " + c.tapMac + ", MTU " +
                        std::to_string(mtu) + ", replies to the NIC " +
                        (c.txMode == TxMode::kRing ? "through the RX core's ring (tx_mode ring)" : "under a spinlock (tx_mode lock)"));
-    sd_notify(0, "READY=1");
+}
 
-    rxLoop(rt);  // returns on SIGINT/SIGTERM: stage 1, the NIC is no longer polled
-
-    sd_notify(0, "STOPPING=1");
+// After the RX loop returned (stage 1: the NIC is no longer polled): the workers empty their
+// rings (2), the replies they handed on go out (3), the ports stop and close (4).
+void drainAndClose(Runtime& rt, Eal& eal) {
     log(SD_NOTICE, "stopping: RX stopped, draining workers");
-    rt.draining.store(true, std::memory_order_release);  // stage 2: workers empty their rings
-    while (rt.workersDone.load(std::memory_order_acquire) < n)
+    rt.draining.store(true, std::memory_order_release);
+    while (rt.workersDone.load(std::memory_order_acquire) < rt.workers)
         if (rt.txRing && drainTxRing(rt) == 0) rte_pause();
     rte_eal_mp_wait_lcore();
     if (rt.txRing)
-        while (drainTxRing(rt) > 0) {}  // stage 3: the replies the workers handed on
-
+        while (drainTxRing(rt) > 0) {}
     {
         std::lock_guard lock(gRtMutex);
         gRt = nullptr;
     }
-    for (auto p : eal.started) rte_eth_dev_stop(p);  // stage 4: ports
+    for (auto p : eal.started) rte_eth_dev_stop(p);
     eal.started.clear();
     if (eal.nicPromiscRestore >= 0) rte_eth_promiscuous_disable(rt.nicPort);
     eal.nicPromiscRestore = -1;
     for (auto p : eal.opened) rte_eth_dev_close(p);
     eal.opened.clear();
+}
 
+// The closing counters on stdout; 1 where they do not add up or mbufs were not returned.
+int reportCounters(Runtime& rt, const Eal& eal) {
     uint64_t dispatched = 0, ringFull = 0, toTap = 0, toTapDropped = 0, fromTap = 0, toNicCount = 0, toNicDropped = 0;
     bool workersBalance = true;
     std::ostringstream per;
-    for (unsigned i = 0; i < n; ++i) {
+    for (unsigned i = 0; i < rt.workers; ++i) {
         const uint64_t d = get(rt.rx.dispatched[i]), t = get(rt.w[i].toTapPackets), td = get(rt.w[i].toTapDropped);
         dispatched += d;
         ringFull += get(rt.rx.ringFull[i]);
@@ -730,6 +744,36 @@ Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
         return 1;
     }
     return 0;
+}
+
+Result<int> runDatapath(const DpConfig& c, const PrefetchChoice& prefetch) {
+    auto mtu = checkKernelSide(c);
+    if (!mtu) return failWith(mtu.error());
+    auto exception = chooseExceptionPath(c, [&]() -> Result<void> {
+        if (auto pmd = probeVirtioPmd(); !pmd) return pmd;
+        return probeVhostNet(c.vhostNet);
+    });
+    if (!exception) return failWith(exception.error());
+    log(SD_NOTICE, "exception path: " + exception->kind + " (" + exception->why + "), " + std::to_string(c.workerCpus.size()) + " queues");
+
+    Eal eal;  // undoes what was set up, in reverse, on every return
+    Runtime rt;
+    for (auto step : std::initializer_list<std::function<Result<void>()>>{
+             [&] { return initEal(c, *exception, eal); },
+             [&] { return configureRuntime(rt, c, prefetch, *exception); },
+             [&] { return setupPortsAndRings(rt, eal, c, *mtu, *exception); },
+             [&] { return startPorts(rt, eal, c); },
+             [&] { return launchWorkers(rt); },
+         })
+        if (auto ok = step(); !ok) return failWith(ok.error());
+    logRunning(rt, c, *mtu);
+    sd_notify(0, "READY=1");
+
+    rxLoop(rt);  // returns on SIGINT/SIGTERM
+
+    sd_notify(0, "STOPPING=1");
+    drainAndClose(rt, eal);
+    return reportCounters(rt, eal);
 }
 
 }  // namespace rxtune::dp

@@ -188,7 +188,7 @@ TEST_CASE("a failed apply detaches the XDP steering it installed, and keeps no j
         auto nl = Netlink::open();
         REQUIRE(nl);
         FileTree fs("/");
-        const Knobs knobs(fs, &xdp, nullptr, nl->get());
+        const Knobs knobs(fs, Services().with<XdpSteering>(&xdp).with<NetlinkSource>(nl->get()));
         Plan p;
         p.profile = "undo-test";
         p.settings.push_back(makeSetting(xdpFamily(), {"xdp", "xa0", "steering"}, ValueKind::kXdp, "", "cpus=0 mode=generic qsize=2048", "t"));

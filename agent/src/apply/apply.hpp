@@ -21,7 +21,7 @@ namespace rxtune {
 // device, a device's NAPI kthreads. Each call goes to the family of the key.
 class Knobs {
 public:
-    Knobs(FileTree& fs, XdpSteering* xdp, NapiThreads* napi = nullptr, NetlinkSource* nl = nullptr) : io_{fs, xdp, napi, nl} {}
+    explicit Knobs(FileTree& fs, Services services = {}) : io_{fs, std::move(services)} {}
     Result<std::string> read(const KnobKey& key, const std::string& path) const;
     Result<void> write(const KnobKey& key, const std::string& path, const std::string& value) const;
     bool exists(const KnobKey& key, const std::string& path) const;
@@ -34,7 +34,7 @@ public:
     // there for a run of writes to their knobs.
     Result<std::unique_ptr<FileTree>> netDir() const;
     // The same knobs, files looked up in `dir` (a device's directory).
-    Knobs within(FileTree& dir) const { return Knobs(dir, io_.xdp, io_.napi, io_.nl); }
+    Knobs within(FileTree& dir) const { return Knobs(dir, io_.services); }
 
 private:
     KnobIo io_;

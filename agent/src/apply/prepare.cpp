@@ -47,7 +47,7 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
         for (const auto& n : out.snapshot.nics) opts.interfaces.push_back(n.name);
     // What the families need beyond the common snapshot (the sysctls a profile names, XDP steering
     // installed now, NAPI state).
-    const SnapshotIo io{fs, nl, req.xdp};
+    const SnapshotIo io{fs, nl, req.services};
     for (const KnobFamily* f : knobFamilies())
         if (auto r = f->readInto(profile, io, out.snapshot); !r) return failWith(r.error());
     if (auto ok = addCgroupCpus(profile, fs, out.snapshot.host, opts); !ok) return failWith(ok.error());

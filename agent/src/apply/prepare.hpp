@@ -7,7 +7,7 @@
 
 #include "inventory/snapshot.hpp"
 #include "sys/clock.hpp"
-#include "bpf/xdp_steering.hpp"
+#include "core/services.hpp"
 #include "inventory/softnet.hpp"
 #include "planner/auto_steer.hpp"
 #include "planner/planner.hpp"
@@ -34,8 +34,9 @@ struct PlanRequest {
     // (yet) are left out instead of being an error, as the daemon waits for them to appear.
     std::vector<std::string> interfaces;
     bool skipMissing = false;
-    // What XDP steering rxtune has on each device (mode xdp); may be null otherwise.
-    const XdpSteering* xdp = nullptr;
+    // What the families' reads work through (the XDP steering rxtune has on each device, for mode
+    // xdp); a family refuses where what it needs is missing.
+    Services services;
     const AutoInputs* autoIn = nullptr;  // the daemon's mode auto decisions
     bool explain = false;                // plan --explain
     // The devices an event named: only these are read (the gone ones left out), and which of them

@@ -19,7 +19,10 @@ public:
         if (auto n = Netlink::open()) nl_ = std::move(*n);
         if (nl_) napi_.emplace(fs, *nl_);
     }
-    Knobs knobs(FileTree& fs) { return Knobs(fs, &xdp_, napi_ ? &*napi_ : nullptr, nl_.get()); }
+    Knobs knobs(FileTree& fs) { return Knobs(fs, services()); }
+    Services services() {
+        return Services().with<XdpSteering>(&xdp_).with<NapiThreads>(napi_ ? &*napi_ : nullptr).with<NetlinkSource>(nl_.get());
+    }
 
 private:
     XdpSteering xdp_;

@@ -35,7 +35,7 @@ int runDetect(const std::vector<std::string>& interfaces, bool asJson) {
     if (!nl) return reportError(nl.error());
     auto snap = rxtune::takeSnapshot(fs, **nl, interfaces);
     if (!snap) return reportError(snap.error());
-    const rxtune::SnapshotIo io{fs, **nl, nullptr};
+    const rxtune::SnapshotIo io{fs, **nl, {}};
     for (const rxtune::KnobFamily* f : rxtune::knobFamilies())
         if (auto r = f->readDetect(io, *snap); !r) return reportError(r.error());
     // Render completely before writing so that an error never leaves half a document on stdout.

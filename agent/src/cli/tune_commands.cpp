@@ -44,7 +44,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Profile* loaded = null
     XdpSteering xdp(o.bpfDir);
     PlanRequest req;
     req.interfaces = o.interfaces;
-    req.xdp = &xdp;
+    req.services.with<XdpSteering>(&xdp);
     req.explain = o.explain;
     auto prepared = preparePlan(*profile, fs, **nl, req);
     if (!prepared) return failWith(prepared.error());

@@ -28,6 +28,7 @@
 #include "daemon/log.hpp"
 #include "core/paths.hpp"
 #include "daemon/reconciler.hpp"
+#include "sys/napi_threads.hpp"
 #include "inventory/snapshot.hpp"
 #include "inventory/softnet.hpp"
 #include "metrics/datapath_metrics.hpp"
@@ -109,7 +110,8 @@ public:
           nl_(nl),
           metrics_(metrics),
           xdp_(cfg_.bpfDir),
-          reconciler_(fs, nl, &xdp_, cfg_.stateDir, metrics),
+          napi_(fs, nl),
+          reconciler_(fs, nl, Services().with<XdpSteering>(&xdp_).with<NapiThreads>(&napi_), cfg_.stateDir, metrics),
           auto_(metrics),
           bpf_(metrics),
           datapathMetrics_(*metrics.registry()),
@@ -127,6 +129,20 @@ public:
     int run();
 
 private:
+    // The steps of run().
+    std::string openSources();
+    int addHandlers();
+    int addConfigWatch();
+    void startServing();
+    int stop();
+    // A periodic timer: marks its work due and arms itself again for its (reloadable) interval.
+    struct Periodic {
+        Agent* agent = nullptr;
+        bool Agent::*due = nullptr;
+        std::chrono::milliseconds DaemonConfig::*period = nullptr;
+    };
+    Periodic driftTimer_, metricsTimer_;  // the timers' userdata, as long as the loop
+
     bool reconcile(Why why, const std::set<std::string>* devices = nullptr) {
         const bool autoMode = profile_.steering.mode == SteeringMode::kAuto;
         const bool ok = reconciler_.run(why, devices, autoMode ? &auto_.inputs() : nullptr, firstEvent_);
@@ -157,7 +173,9 @@ private:
     FileTree& fs_;
     NetlinkSource& nl_;
     Metrics& metrics_;
+    // The OS objects the knobs' backends work through (the reconciler's Services).
     XdpSteering xdp_;
+    SystemNapiThreads napi_;
     Reconciler reconciler_;
     AutoControl auto_;
     BpfControl bpf_;
@@ -430,12 +448,10 @@ void Agent::watchConfigDirs() {
     dirWatch_->watch(dirs);
 }
 
-int Agent::run() {
+// The netlink link cache, the uevent monitor and the event loop; "" or what failed.
+std::string Agent::openSources() {
     auto links = LinkWatch::open();
-    if (!links) {
-        LOG_E("start: " + links.error().message());
-        return 1;
-    }
+    if (!links) return links.error().message();
     links_ = std::move(*links);
     reconciler_.setCandidates([this] {
         std::vector<std::string> names;
@@ -444,16 +460,15 @@ int Agent::run() {
         return names;
     });
     auto uevents = openUeventMonitor();
-    if (!uevents) {
-        LOG_E("start: " + uevents.error().message());
-        return 1;
-    }
+    if (!uevents) return uevents.error().message();
     uevents_ = std::move(*uevents);
-    if (int r = sd_event_new(&event_); r < 0) {
-        LOG_E(std::string("start: sd_event_new: ") + std::strerror(-r));
-        return 1;
-    }
-    // Handlers: signals, timers and sockets mark work as due; the idle-priority post handler does it.
+    if (int r = sd_event_new(&event_); r < 0) return std::string("sd_event_new: ") + std::strerror(-r);
+    return "";
+}
+
+// Handlers: signals, timers and sockets mark work as due; the idle-priority post handler does it.
+// Returns sd-event's negative errno, or >= 0.
+int Agent::addHandlers() {
     auto onSignal = [](sd_event_source* s, const signalfd_siginfo* si, void* self) -> int {
         auto* a = static_cast<Agent*>(self);
         if (si->ssi_signo == SIGHUP) {
@@ -463,14 +478,8 @@ int Agent::run() {
         else sd_event_exit(sd_event_source_get_event(s), 0);
         return 0;
     };
-    // A periodic timer: marks its work due and arms itself again for its (reloadable) interval.
-    struct Periodic {
-        Agent* agent;
-        bool Agent::*due;
-        std::chrono::milliseconds DaemonConfig::*period;
-    };
-    Periodic drift{this, &Agent::driftDue_, &DaemonConfig::driftInterval};  // lives as long as the loop
-    Periodic metrics{this, &Agent::metricsDue_, &DaemonConfig::metricsInterval};
+    driftTimer_ = {this, &Agent::driftDue_, &DaemonConfig::driftInterval};
+    metricsTimer_ = {this, &Agent::metricsDue_, &DaemonConfig::metricsInterval};
     auto onTimer = [](sd_event_source* s, std::uint64_t, void* p) -> int {
         auto* t = static_cast<Periodic*>(p);
         t->agent->*(t->due) = true;
@@ -493,12 +502,21 @@ int Agent::run() {
     int rc = 0;
     for (int sig : {SIGTERM, SIGINT, SIGHUP})
         if (rc >= 0) rc = sd_event_add_signal(event_, nullptr, sig, onSignal, this);
-    if (rc >= 0) rc = sd_event_add_time_relative(event_, &driftSrc_, CLOCK_MONOTONIC, usec(cfg_.driftInterval), 0, onTimer, &drift);
-    if (rc >= 0) rc = sd_event_add_time_relative(event_, &metricsSrc_, CLOCK_MONOTONIC, usec(cfg_.metricsInterval), 0, onTimer, &metrics);
+    if (rc >= 0) rc = sd_event_add_time_relative(event_, &driftSrc_, CLOCK_MONOTONIC, usec(cfg_.driftInterval), 0, onTimer, &driftTimer_);
+    if (rc >= 0) rc = sd_event_add_time_relative(event_, &metricsSrc_, CLOCK_MONOTONIC, usec(cfg_.metricsInterval), 0, onTimer, &metricsTimer_);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, links_->fd(), EPOLLIN, onLinks, this);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, uevents_.get(), EPOLLIN, onUevent, this);
-    // A change on disk: the watch's events start (or restart) a short timer, and the reload
-    // happens once it runs out, so that a burst of writes and renames is one reload.
+    if (rc >= 0) rc = addConfigWatch();
+    if (rc >= 0) rc = sd_event_add_post(event_, &idleSrc_, onPost, this);
+    if (rc >= 0) rc = sd_event_source_set_priority(idleSrc_, SD_EVENT_PRIORITY_IDLE);
+    // WATCHDOG=1 at half the interval systemd set (WatchdogSec=), sent by the loop itself.
+    if (rc >= 0) rc = sd_event_set_watchdog(event_, true);
+    return rc;
+}
+
+// A change on disk: the watch's events start (or restart) a short timer, and the reload happens
+// once it runs out, so that a burst of writes and renames is one reload.
+int Agent::addConfigWatch() {
     auto onDebounce = [](sd_event_source*, std::uint64_t, void* self) -> int {
         static_cast<Agent*>(self)->changeDue_ = true;
         return 0;
@@ -513,18 +531,14 @@ int Agent::run() {
     };
     if (auto w = DirWatch::open()) dirWatch_ = std::move(*w);
     else LOG_W("configuration changes on disk will not be noticed (SIGHUP or rxtune reload still work): " + w.error().message());
-    if (rc >= 0) rc = sd_event_add_time_relative(event_, &debounceSrc_, CLOCK_MONOTONIC, 0, 0, onDebounce, this);
+    int rc = sd_event_add_time_relative(event_, &debounceSrc_, CLOCK_MONOTONIC, 0, 0, onDebounce, this);
     if (rc >= 0) rc = sd_event_source_set_enabled(debounceSrc_, SD_EVENT_OFF);
     if (rc >= 0 && dirWatch_) rc = sd_event_add_io(event_, nullptr, dirWatch_->fd(), EPOLLIN, onDirWatch, this);
-    if (rc >= 0) rc = sd_event_add_post(event_, &idleSrc_, onPost, this);
-    if (rc >= 0) rc = sd_event_source_set_priority(idleSrc_, SD_EVENT_PRIORITY_IDLE);
-    // WATCHDOG=1 at half the interval systemd set (WatchdogSec=), sent by the loop itself.
-    if (rc >= 0) rc = sd_event_set_watchdog(event_, true);
-    if (rc < 0) {
-        LOG_E(std::string("start: sd-event: ") + std::strerror(-rc));
-        return 1;
-    }
+    return rc;
+}
 
+// The first run: the profile applied, the first sample, then READY=1.
+void Agent::startServing() {
     bpf_.start(cfg_);
     watchConfigDirs();
     metrics_.recordStartConfig(epochSeconds());
@@ -534,25 +548,40 @@ int Agent::run() {
     sample();
     sd_notify(0, ("READY=1\nSTATUS=keeping profile " + profile_.name + " applied").c_str());
     LOG_N("running: profile " + profile_.name + ", metrics on " + cfg_.listen);
+}
 
+// The loop is over (TERM/INT): revert or keep, as on_stop says. The exit status.
+int Agent::stop() {
+    sd_notify(0, "STOPPING=1");
+    ::unlink((cfg_.runDir + "/rxtune.pid").c_str());
+    if (!cfg_.revertOnStop) {
+        LOG_N("stopped; settings kept (on_stop: keep)");
+        return 0;
+    }
+    auto r = reconciler_.revert();
+    if (!r) {
+        LOG_E("revert on stop failed, journal kept: " + r.error().message());
+        return 1;
+    }
+    LOG_N("stopped and reverted " + std::to_string(r->restored.size()) + " setting(s)");
+    return 0;
+}
+
+int Agent::run() {
+    if (auto e = openSources(); !e.empty()) {
+        LOG_E("start: " + e);
+        return 1;
+    }
+    if (int rc = addHandlers(); rc < 0) {
+        LOG_E(std::string("start: sd-event: ") + std::strerror(-rc));
+        return 1;
+    }
+    startServing();
     if (int r = sd_event_loop(event_); r < 0) {
         LOG_E(std::string("event loop: ") + std::strerror(-r));
         return 1;
     }
-
-    sd_notify(0, "STOPPING=1");
-    ::unlink((cfg_.runDir + "/rxtune.pid").c_str());
-    if (cfg_.revertOnStop) {
-        auto r = reconciler_.revert();
-        if (!r) {
-            LOG_E("revert on stop failed, journal kept: " + r.error().message());
-            return 1;
-        }
-        LOG_N("stopped and reverted " + std::to_string(r->restored.size()) + " setting(s)");
-    } else {
-        LOG_N("stopped; settings kept (on_stop: keep)");
-    }
-    return 0;
+    return stop();
 }
 
 }  // namespace

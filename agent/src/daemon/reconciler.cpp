@@ -39,7 +39,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     req.interfaces = *interfaces_;
     req.memory.refusedBefore = &refusedIds_;
     req.skipMissing = true;
-    req.xdp = xdp_;
+    req.services = services_;
     req.autoIn = autoIn;
     req.scope = devices || candidates_ ? &scope : nullptr;
     // What each family lends the plan from its earlier runs (irq.cpus auto: the last reading).
@@ -67,7 +67,7 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     } else {
         steered_ = plan.interfaces;
     }
-    Knobs knobs(fs_, xdp_, &napi_, &nl_);
+    Knobs knobs(fs_, services_);
     for (const KnobFamily* f : knobFamilies()) {
         auto c = hookContext(*f);
         f->beforeWrites(c, plan);
@@ -140,7 +140,7 @@ std::pair<size_t, size_t> Reconciler::watchPending(const Plan& plan, const Knobs
 }
 
 Result<RevertReport> Reconciler::revert() {
-    Knobs knobs(fs_, xdp_, &napi_, &nl_);
+    Knobs knobs(fs_, services_);
     auto r = revertAll(knobs, store_);
     if (r) afterApply(nullptr, ApplyStage::kReverted);
     return r;

@@ -25,9 +25,10 @@ class Reconciler {
 public:
     enum class Why { kStart, kEvent, kDrift, kReload, kAuto };
 
-    // xdp may be null where XDP steering is not available (plans with it are refused).
-    Reconciler(FileTree& fs, NetlinkSource& nl, XdpSteering* xdp, std::string stateDir, Metrics& metrics)
-        : fs_(fs), nl_(nl), xdp_(xdp), napi_(fs, nl), store_(std::move(stateDir)), metrics_(metrics) {}
+    // services: what the families' backends work through beyond files and netlink (XDP steering,
+    // NAPI kthreads); a plan needing one that is missing is refused.
+    Reconciler(FileTree& fs, NetlinkSource& nl, Services services, std::string stateDir, Metrics& metrics)
+        : fs_(fs), nl_(nl), services_(std::move(services.with<NetlinkSource>(&nl))), store_(std::move(stateDir)), metrics_(metrics) {}
     Reconciler(const Reconciler&) = delete;  // signals_ may point at its own member
     Reconciler& operator=(const Reconciler&) = delete;
 
@@ -70,8 +71,7 @@ public:
 private:
     FileTree& fs_;
     NetlinkSource& nl_;
-    XdpSteering* xdp_;
-    SystemNapiThreads napi_;
+    Services services_;
     JournalStore store_;
     Metrics& metrics_;
     const Profile* profile_ = nullptr;

@@ -115,10 +115,10 @@ public:
 
     bool fileBacked(const KnobKey&) const override { return false; }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string&) const override {
-        if (!io.nl) return fail(ENOTSUP, "ethtool coalesce get", k.device, "no netlink here");
+        if (!io.services.get<NetlinkSource>()) return fail(ENOTSUP, "ethtool coalesce get", k.device, "no netlink here");
         const auto* a = attrOf(k.name);
         if (!a) return fail(EINVAL, "ethtool coalesce get", k.device, "no parameter '" + k.name + "'");
-        auto c = io.nl->ethtoolGet(message(), k.device);
+        auto c = io.services.get<NetlinkSource>()->ethtoolGet(message(), k.device);
         if (!c) return failWith(c.error());
         if (!c->supported) return fail(EOPNOTSUPP, "ethtool coalesce get", k.device, c->error);
         auto v = c->values.find(k.name);
@@ -126,7 +126,7 @@ public:
         return shown(*a, v->second);
     }
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string&, const std::string& value) const override {
-        if (!io.nl) return fail(ENOTSUP, "ethtool coalesce set", k.device, "no netlink here");
+        if (!io.services.get<NetlinkSource>()) return fail(ENOTSUP, "ethtool coalesce set", k.device, "no netlink here");
         const auto* a = attrOf(k.name);
         if (!a) return fail(EINVAL, "ethtool coalesce set", k.device, "no parameter '" + k.name + "'");
         const std::string v = trimmed(value);
@@ -134,7 +134,7 @@ public:
         if (a->u8 && (v == "on" || v == "off")) n = v == "on" ? 1 : 0;
         else if (a->u8 || !parseUnsigned(v, n))
             return fail(EINVAL, "ethtool coalesce set", k.device, "'" + value + "' is not a value of " + k.name);
-        return io.nl->ethtoolSet(message(), k.device, {{k.name, n}});
+        return io.services.get<NetlinkSource>()->ethtoolSet(message(), k.device, {{k.name, n}});
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
     bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }

@@ -15,9 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bpf/xdp_steering.hpp"
 #include "core/host_snapshot.hpp"
 #include "core/knob.hpp"
+#include "core/services.hpp"
+#include "sys/netlink.hpp"
 #include "core/setting.hpp"
 #include "knobs/plan_input.hpp"
 #include "profile/profile.hpp"
@@ -25,7 +26,6 @@
 #include "state/journal.hpp"
 #include "sys/clock.hpp"
 #include "sys/file_tree.hpp"
-#include "sys/napi_threads.hpp"
 #include "sys/signals.hpp"
 
 namespace rxtune {
@@ -66,20 +66,19 @@ struct DeviceSteering {
     std::string notes;  // "; why this, and that" (exclusions, cgroup, auto): appended to each family's reason
 };
 
-// The OS objects knobs live in: files under the tree, XDP programs, NAPI kthreads. A null one
-// makes the families that need it refuse (the error names what is missing).
+// The OS objects knobs live in: files under the tree, and what else a family's backend works
+// through (core/services.hpp: netlink, XDP programs, NAPI kthreads). One that is missing makes the
+// families that need it refuse (the error names what is missing).
 struct KnobIo {
     FileTree& fs;
-    XdpSteering* xdp = nullptr;
-    NapiThreads* napi = nullptr;
-    NetlinkSource* nl = nullptr;  // ethtool requests (rings)
+    Services services;
 };
 
 // What a family may read into the snapshot beyond what every plan reads.
 struct SnapshotIo {
     const FileTree& fs;
     NetlinkSource& nl;
-    const XdpSteering* xdp = nullptr;  // null: XDP steering is not available here
+    Services services;  // what the families' backends work through, where a read needs it
 };
 
 class KnobFamily {

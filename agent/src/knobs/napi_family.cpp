@@ -7,6 +7,7 @@
 #include "inventory/snapshot.hpp"
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
+#include "sys/napi_threads.hpp"
 #include "knobs/registry.hpp"
 
 namespace rxtune {
@@ -146,8 +147,8 @@ public:
     bool fileBacked(const KnobKey& k) const override { return k.name == kThreaded; }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
         if (k.name == kThreaded) return io.fs.read(path);
-        if (!io.napi) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
-        auto threads = io.napi->of(k.device);
+        if (!io.services.get<NapiThreads>()) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
+        auto threads = io.services.get<NapiThreads>()->of(k.device);
         if (!threads) return failWith(threads.error());
         return kthreadsValue(*threads);
     }
@@ -155,18 +156,18 @@ public:
         if (k.name == kThreaded) return io.fs.write(path, value);
         // "": there were none; they go away with `threaded` (written back before or after this).
         if (trimmed(value).empty()) return {};
-        if (!io.napi) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
+        if (!io.services.get<NapiThreads>()) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
         std::vector<CpuSet> masks;
         for (const auto& f : splitFields(value)) {
             auto m = CpuSet::parseMask(f);
             if (!m) return failWith(m.error().withContext(id(k)));
             masks.push_back(*m);
         }
-        auto threads = io.napi->of(k.device);
+        auto threads = io.services.get<NapiThreads>()->of(k.device);
         if (!threads) return failWith(threads.error());
         if (threads->empty()) return fail(ENOENT, "napi", where(io, k, path), "no NAPI kthread (threaded is off, or the device has no NAPI)");
         for (size_t i = 0; i < threads->size(); ++i)
-            if (auto r = io.napi->setAffinity((*threads)[i].pid, masks[std::min(i, masks.size() - 1)]); !r)
+            if (auto r = io.services.get<NapiThreads>()->setAffinity((*threads)[i].pid, masks[std::min(i, masks.size() - 1)]); !r)
                 return failWith(r.error().withContext(id(k)));
         return {};
     }

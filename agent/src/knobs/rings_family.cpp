@@ -163,17 +163,17 @@ public:
 
     bool fileBacked(const KnobKey&) const override { return false; }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string&) const override {
-        if (!io.nl) return fail(ENOTSUP, "ethtool RINGS_GET", k.device, "no netlink here");
-        auto r = askRings(*io.nl, k.device);
+        if (!io.services.get<NetlinkSource>()) return fail(ENOTSUP, "ethtool RINGS_GET", k.device, "no netlink here");
+        auto r = askRings(*io.services.get<NetlinkSource>(), k.device);
         if (!r) return failWith(r.error());
         if (!r->supported) return fail(EOPNOTSUPP, "ethtool RINGS_GET", k.device, r->error);
         return std::to_string(k.name == "rx" ? r->rx : r->tx);
     }
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string&, const std::string& value) const override {
-        if (!io.nl) return fail(ENOTSUP, "ethtool RINGS_SET", k.device, "no netlink here");
+        if (!io.services.get<NetlinkSource>()) return fail(ENOTSUP, "ethtool RINGS_SET", k.device, "no netlink here");
         std::uint32_t n = 0;
         if (!parseUnsigned(trimmed(value), n)) return fail(EINVAL, "ethtool RINGS_SET", k.device, "'" + value + "' is not a ring size");
-        return io.nl->ethtoolSet(message(), k.device, {{k.name, n}});
+        return io.services.get<NetlinkSource>()->ethtoolSet(message(), k.device, {{k.name, n}});
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
     bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }

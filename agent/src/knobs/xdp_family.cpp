@@ -1,6 +1,7 @@
 // XDP cpumap steering on a device (bpf/xdp_steering): the spec installed, "" for none.
 #include <algorithm>
 
+#include "bpf/xdp_steering.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
 
@@ -25,11 +26,11 @@ public:
     // mode auto may have XDP steering on a device, or have had it: the plan must see what is there.
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
         const auto& c = profile.steering.autoThresholds.candidates;
-        const bool autoXdp = profile.steering.mode == SteeringMode::kAuto && io.xdp && std::find(c.begin(), c.end(), SteeringMode::kXdp) != c.end();
+        const bool autoXdp = profile.steering.mode == SteeringMode::kAuto && io.services.get<XdpSteering>() && std::find(c.begin(), c.end(), SteeringMode::kXdp) != c.end();
         if (profile.steering.mode != SteeringMode::kXdp && !autoXdp) return {};
-        if (!io.xdp) return fail(ENOTSUP, "steering.mode", "xdp", "XDP steering is not available here");
+        if (!io.services.get<XdpSteering>()) return fail(ENOTSUP, "steering.mode", "xdp", "XDP steering is not available here");
         for (auto& n : snap.nics) {
-            auto cur = io.xdp->current(n.name);
+            auto cur = io.services.get<XdpSteering>()->current(n.name);
             if (!cur) return failWith(cur.error().withContext("interface " + n.name));
             n.xdpSteering = *cur;
         }
@@ -52,15 +53,15 @@ public:
 
     bool fileBacked(const KnobKey&) const override { return false; }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        if (!io.xdp) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
-        return io.xdp->current(k.device);
+        if (!io.services.get<XdpSteering>()) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
+        return io.services.get<XdpSteering>()->current(k.device);
     }
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
-        if (!io.xdp) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
-        if (value.empty()) return io.xdp->remove(k.device);
+        if (!io.services.get<XdpSteering>()) return fail(ENOTSUP, "xdp", path, "XDP steering is not available here");
+        if (value.empty()) return io.services.get<XdpSteering>()->remove(k.device);
         auto spec = XdpSpec::parse(value);
         if (!spec) return failWith(spec.error());
-        return io.xdp->install(k.device, *spec);
+        return io.services.get<XdpSteering>()->install(k.device, *spec);
     }
     // Pins are removed even when the device is gone, so that nothing is left in bpffs.
     bool exists(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }

@@ -58,114 +58,66 @@ private:
     std::set<std::string> seen_;
 };
 
+// A family of the registry, by name and help text (the constructor's one line per family).
+prometheus::Family<prometheus::Gauge>& gauge(prometheus::Registry& r, const char* name, const char* help) {
+    return prometheus::BuildGauge().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Counter>& counter(prometheus::Registry& r, const char* name, const char* help) {
+    return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+}
+prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, const char* name, const char* help) {
+    return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
+}
+
 }  // namespace
 
 Metrics::Metrics(std::string version)
     : registry_(std::make_shared<prometheus::Registry>()),
-      build_(prometheus::BuildGauge().Name("rxtune_build_info").Help("rxtune version; always 1").Register(*registry_)),
-      ifInfo_(prometheus::BuildGauge().Name("rxtune_interface_info").Help("Interface facts; always 1").Register(*registry_)),
-      queues_(prometheus::BuildGauge().Name("rxtune_interface_queues").Help("Queues the kernel uses now").Register(*registry_)),
-      queuesMax_(prometheus::BuildGauge()
-                     .Name("rxtune_interface_queues_max")
-                     .Help("Most queues the device offers (ethtool channels max, else allocated queues)")
-                     .Register(*registry_)),
-      steeringCpus_(prometheus::BuildGauge()
-                        .Name("rxtune_queue_steering_cpus")
-                        .Help("CPUs in the queue's rps_cpus (rx) or xps_cpus (tx); 0 = no software steering")
-                        .Register(*registry_)),
-      ifPackets_(prometheus::BuildCounter().Name("rxtune_interface_packets_total").Help("Packets (rtnetlink stats64)").Register(*registry_)),
-      ifBytes_(prometheus::BuildCounter().Name("rxtune_interface_bytes_total").Help("Bytes (rtnetlink stats64)").Register(*registry_)),
-      ifDrops_(prometheus::BuildCounter().Name("rxtune_interface_dropped_packets_total").Help("Dropped packets (rtnetlink stats64)").Register(*registry_)),
-      processed_(prometheus::BuildCounter().Name("rxtune_softnet_processed_packets_total").Help("Packets processed in NET_RX on this CPU (softnet_stat)").Register(*registry_)),
-      dropped_(prometheus::BuildCounter().Name("rxtune_softnet_dropped_packets_total").Help("Packets dropped because the backlog was full (softnet_stat)").Register(*registry_)),
-      squeezed_(prometheus::BuildCounter().Name("rxtune_softnet_times_squeezed_total").Help("NET_RX runs that ended with work left (budget or time exhausted)").Register(*registry_)),
-      receivedRps_(prometheus::BuildCounter().Name("rxtune_softnet_received_rps_total").Help("Times this CPU was woken by RPS to process packets").Register(*registry_)),
-      flowLimit_(prometheus::BuildCounter().Name("rxtune_softnet_flow_limit_total").Help("Packets dropped by the flow limit").Register(*registry_)),
-      backlog_(prometheus::BuildGauge().Name("rxtune_softnet_backlog_packets").Help("Packets waiting in this CPU's backlog").Register(*registry_)),
-      netRx_(prometheus::BuildCounter().Name("rxtune_softirq_net_rx_total").Help("NET_RX softirqs run on this CPU (/proc/softirqs)").Register(*registry_)),
-      governor_(prometheus::BuildGauge().Name("rxtune_cpu_governor_info").Help("cpufreq governor of the CPU; always 1").Register(*registry_)),
-      capacity_(prometheus::BuildGauge()
-                    .Name("rxtune_cpu_capacity")
-                    .Help("The kernel's cpu_capacity of the CPU (1024: the biggest core at its highest frequency); only where the kernel gives one (arm64, riscv)")
-                    .Register(*registry_)),
-      cpuClass_(prometheus::BuildGauge()
-                    .Name("rxtune_cpu_class_info")
-                    .Help("The CPU's class by capacity or core type (big, middle, little; big alone where the CPUs are alike); always 1")
-                    .Register(*registry_)),
-      profile_(prometheus::BuildGauge().Name("rxtune_applied_profile_info").Help("The profile the daemon keeps applied; always 1").Register(*registry_)),
-      settings_(prometheus::BuildGauge()
-                    .Name("rxtune_settings")
-                    .Help("Settings of the applied profile: in_sync; drifted (found changed at the last drift check, then set again); "
-                          "pending (in place, in effect at the IRQ's next interrupt); not_in_effect (in place, but the kernel "
-                          "serves the IRQ elsewhere all the same)")
-                    .Register(*registry_)),
-      applies_(prometheus::BuildCounter().Name("rxtune_applies_total").Help("Reconciliations by result").Register(*registry_)),
-      drift_(prometheus::BuildCounter().Name("rxtune_drift_corrections_total").Help("Settings found changed by someone else and set again").Register(*registry_)),
-      irqMoves_(prometheus::BuildCounter().Name("rxtune_irq_moves_total").Help("A pinned IRQ found on other CPUs (moved by someone else) and put back").Register(*registry_)),
-      lastApply_(prometheus::BuildGauge().Name("rxtune_last_apply_timestamp_seconds").Help("When the last reconciliation finished").Register(*registry_)),
-      latency_(prometheus::BuildHistogram()
-                   .Name("rxtune_reapply_latency_seconds")
-                   .Help("From a kernel link/queue event to the settings written back")
-                   .Register(*registry_)),
-      busiest_(prometheus::BuildGauge()
-                   .Name("rxtune_rx_busiest_cpu_share")
-                   .Help("Share of NET_RX packets processed by the busiest CPU over the last interval (1 = one core does all)")
-                   .Register(*registry_)),
-      bpfNetRxSeconds_(prometheus::BuildCounter().Name("rxtune_softirq_net_rx_seconds_total").Help("Time spent in NET_RX softirq on this CPU (BPF, exact)").Register(*registry_)),
-      bpfNapiPolls_(prometheus::BuildCounter().Name("rxtune_napi_polls_total").Help("NAPI polls on this CPU (BPF)").Register(*registry_)),
-      bpfNapiPackets_(prometheus::BuildCounter().Name("rxtune_napi_packets_total").Help("Packets processed by NAPI polls on this CPU (BPF)").Register(*registry_)),
-      bpfBudget_(prometheus::BuildCounter().Name("rxtune_napi_budget_exhausted_total").Help("NAPI polls that used their whole budget (BPF)").Register(*registry_)),
-      bpfCpumap_(prometheus::BuildCounter().Name("rxtune_cpumap_packets_total").Help("Packets processed by this CPU's XDP cpumap kthread (BPF)").Register(*registry_)),
-      bpfInfo_(prometheus::BuildGauge().Name("rxtune_bpf_info").Help("Whether a BPF program is loaded; always 1").Register(*registry_)),
-      decisions_(prometheus::BuildCounter()
-                     .Name("rxtune_steering_decisions_total")
-                     .Help("steering: mode: auto decisions (enable, keep, undo, hold, retry) and why")
-                     .Register(*registry_)),
-      autoState_(prometheus::BuildGauge()
-                     .Name("rxtune_steering_auto_state")
-                     .Help("steering: mode: auto state of the interface (off, trial, on, backoff): 1 for the current one")
-                     .Register(*registry_)),
-      autoTargets_(prometheus::BuildGauge()
-                       .Name("rxtune_steering_auto_target_cpus")
-                       .Help("CPUs steering: mode: auto steers the interface to now (0: off)")
-                       .Register(*registry_)),
-      autoMode_(prometheus::BuildGauge()
-                    .Name("rxtune_steering_auto_mode")
-                    .Help("steering: mode: auto's way of steering the interface now (rps, xdp, none): 1 for the current one")
-                    .Register(*registry_)),
-      trialDelivered_(prometheus::BuildGauge()
-                          .Name("rxtune_steering_trial_delivered_pps")
-                          .Help("Packets/s the stack delivered during mode auto's last trial of each candidate (none: before steering)")
-                          .Register(*registry_)),
-      stackDelivered_(prometheus::BuildCounter()
-                          .Name("rxtune_stack_delivered_packets_total")
-                          .Help("TCP segments in, UDP datagrams read or for closed ports, forwarded packets (this network namespace, IPv4+IPv6)")
-                          .Register(*registry_)),
-      stackLost_(prometheus::BuildCounter()
-                     .Name("rxtune_stack_lost_packets_total")
-                     .Help("UDP receive errors, TCP backlog and listen drops, IP input discards (this network namespace)")
-                     .Register(*registry_)),
+      build_(gauge(*registry_, "rxtune_build_info", "rxtune version; always 1")),
+      ifInfo_(gauge(*registry_, "rxtune_interface_info", "Interface facts; always 1")),
+      queues_(gauge(*registry_, "rxtune_interface_queues", "Queues the kernel uses now")),
+      queuesMax_(gauge(*registry_, "rxtune_interface_queues_max", "Most queues the device offers (ethtool channels max, else allocated queues)")),
+      steeringCpus_(gauge(*registry_, "rxtune_queue_steering_cpus", "CPUs in the queue's rps_cpus (rx) or xps_cpus (tx); 0 = no software steering")),
+      ifPackets_(counter(*registry_, "rxtune_interface_packets_total", "Packets (rtnetlink stats64)")),
+      ifBytes_(counter(*registry_, "rxtune_interface_bytes_total", "Bytes (rtnetlink stats64)")),
+      ifDrops_(counter(*registry_, "rxtune_interface_dropped_packets_total", "Dropped packets (rtnetlink stats64)")),
+      processed_(counter(*registry_, "rxtune_softnet_processed_packets_total", "Packets processed in NET_RX on this CPU (softnet_stat)")),
+      dropped_(counter(*registry_, "rxtune_softnet_dropped_packets_total", "Packets dropped because the backlog was full (softnet_stat)")),
+      squeezed_(counter(*registry_, "rxtune_softnet_times_squeezed_total", "NET_RX runs that ended with work left (budget or time exhausted)")),
+      receivedRps_(counter(*registry_, "rxtune_softnet_received_rps_total", "Times this CPU was woken by RPS to process packets")),
+      flowLimit_(counter(*registry_, "rxtune_softnet_flow_limit_total", "Packets dropped by the flow limit")),
+      backlog_(gauge(*registry_, "rxtune_softnet_backlog_packets", "Packets waiting in this CPU's backlog")),
+      netRx_(counter(*registry_, "rxtune_softirq_net_rx_total", "NET_RX softirqs run on this CPU (/proc/softirqs)")),
+      governor_(gauge(*registry_, "rxtune_cpu_governor_info", "cpufreq governor of the CPU; always 1")),
+      capacity_(gauge(*registry_, "rxtune_cpu_capacity", "The kernel's cpu_capacity of the CPU (1024: the biggest core at its highest frequency); only where the kernel gives one (arm64, riscv)")),
+      cpuClass_(gauge(*registry_, "rxtune_cpu_class_info", "The CPU's class by capacity or core type (big, middle, little; big alone where the CPUs are alike); always 1")),
+      profile_(gauge(*registry_, "rxtune_applied_profile_info", "The profile the daemon keeps applied; always 1")),
+      settings_(gauge(*registry_, "rxtune_settings", "Settings of the applied profile: in_sync; drifted (found changed at the last drift check, then set again); pending (in place, in effect at the IRQ's next interrupt); not_in_effect (in place, but the kernel serves the IRQ elsewhere all the same)")),
+      applies_(counter(*registry_, "rxtune_applies_total", "Reconciliations by result")),
+      drift_(counter(*registry_, "rxtune_drift_corrections_total", "Settings found changed by someone else and set again")),
+      irqMoves_(counter(*registry_, "rxtune_irq_moves_total", "A pinned IRQ found on other CPUs (moved by someone else) and put back")),
+      lastApply_(gauge(*registry_, "rxtune_last_apply_timestamp_seconds", "When the last reconciliation finished")),
+      latency_(histogram(*registry_, "rxtune_reapply_latency_seconds", "From a kernel link/queue event to the settings written back")),
+      busiest_(gauge(*registry_, "rxtune_rx_busiest_cpu_share", "Share of NET_RX packets processed by the busiest CPU over the last interval (1 = one core does all)")),
+      bpfNetRxSeconds_(counter(*registry_, "rxtune_softirq_net_rx_seconds_total", "Time spent in NET_RX softirq on this CPU (BPF, exact)")),
+      bpfNapiPolls_(counter(*registry_, "rxtune_napi_polls_total", "NAPI polls on this CPU (BPF)")),
+      bpfNapiPackets_(counter(*registry_, "rxtune_napi_packets_total", "Packets processed by NAPI polls on this CPU (BPF)")),
+      bpfBudget_(counter(*registry_, "rxtune_napi_budget_exhausted_total", "NAPI polls that used their whole budget (BPF)")),
+      bpfCpumap_(counter(*registry_, "rxtune_cpumap_packets_total", "Packets processed by this CPU's XDP cpumap kthread (BPF)")),
+      bpfInfo_(gauge(*registry_, "rxtune_bpf_info", "Whether a BPF program is loaded; always 1")),
+      decisions_(counter(*registry_, "rxtune_steering_decisions_total", "steering: mode: auto decisions (enable, keep, undo, hold, retry) and why")),
+      autoState_(gauge(*registry_, "rxtune_steering_auto_state", "steering: mode: auto state of the interface (off, trial, on, backoff): 1 for the current one")),
+      autoTargets_(gauge(*registry_, "rxtune_steering_auto_target_cpus", "CPUs steering: mode: auto steers the interface to now (0: off)")),
+      autoMode_(gauge(*registry_, "rxtune_steering_auto_mode", "steering: mode: auto's way of steering the interface now (rps, xdp, none): 1 for the current one")),
+      trialDelivered_(gauge(*registry_, "rxtune_steering_trial_delivered_pps", "Packets/s the stack delivered during mode auto's last trial of each candidate (none: before steering)")),
+      stackDelivered_(counter(*registry_, "rxtune_stack_delivered_packets_total", "TCP segments in, UDP datagrams read or for closed ports, forwarded packets (this network namespace, IPv4+IPv6)")),
+      stackLost_(counter(*registry_, "rxtune_stack_lost_packets_total", "UDP receive errors, TCP backlog and listen drops, IP input discards (this network namespace)")),
       // Named as Prometheus's own (prometheus_config_last_reload_successful and friends).
-      reloads_(prometheus::BuildCounter()
-                   .Name("rxtune_config_reload_total")
-                   .Help("Reloads of the configuration and profile (SIGHUP, rxtune reload, or a change on disk) by result")
-                   .Register(*registry_)),
-      reloadOk_(prometheus::BuildGauge()
-                    .Name("rxtune_config_last_reload_successful")
-                    .Help("Whether the last configuration load succeeded (0: a broken one was refused, the one before runs)")
-                    .Register(*registry_)),
-      reloadOkAt_(prometheus::BuildGauge()
-                      .Name("rxtune_config_last_reload_success_timestamp_seconds")
-                      .Help("When the configuration in force was loaded")
-                      .Register(*registry_)),
-      reloadSeconds_(prometheus::BuildGauge()
-                         .Name("rxtune_config_last_reload_duration_seconds")
-                         .Help("How long the last reload took: reading and checking the files, then planning and applying")
-                         .Register(*registry_)),
-      cpuIdle_(prometheus::BuildGauge()
-                   .Name("rxtune_cpu_idle_ratio")
-                   .Help("Share of the last metrics interval the CPU was idle (idle + iowait, /proc/stat)")
-                   .Register(*registry_)) {
+      reloads_(counter(*registry_, "rxtune_config_reload_total", "Reloads of the configuration and profile (SIGHUP, rxtune reload, or a change on disk) by result")),
+      reloadOk_(gauge(*registry_, "rxtune_config_last_reload_successful", "Whether the last configuration load succeeded (0: a broken one was refused, the one before runs)")),
+      reloadOkAt_(gauge(*registry_, "rxtune_config_last_reload_success_timestamp_seconds", "When the configuration in force was loaded")),
+      reloadSeconds_(gauge(*registry_, "rxtune_config_last_reload_duration_seconds", "How long the last reload took: reading and checking the files, then planning and applying")),
+      cpuIdle_(gauge(*registry_, "rxtune_cpu_idle_ratio", "Share of the last metrics interval the CPU was idle (idle + iowait, /proc/stat)")) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
     for (const char* s : {"in_sync", "drifted", "pending", "not_in_effect"}) settings_.Add({{"state", s}});

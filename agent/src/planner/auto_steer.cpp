@@ -139,124 +139,142 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
 
 AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
                              const CpuSet& biggest) {
+    switch (state_) {
+        case AutoState::kBackoff: return stepBackoff(s);
+        case AutoState::kOff: return stepOff(s, rxCpu, candidates, rxSiblings, biggest);
+        case AutoState::kTrial: return stepTrial(s);
+        case AutoState::kOn: return stepOn(s);
+    }
+    return {};
+}
+
+AutoDecision AutoSteer::stepBackoff(const AutoSample& s) {
+    AutoDecision d;
+    if (s.at < backoffUntil_) return d;
+    state_ = AutoState::kOff;
+    resetBaseline();
+    d.decision = "retry";
+    d.reason = "backoff_over";
+    d.detail = "back-off over; measuring again";
+    return d;
+}
+
+AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
+                                const CpuSet& biggest) {
     AutoDecision d;
     const CpuLoad rx = s.cpus.count(rxCpu) ? s.cpus.at(rxCpu) : CpuLoad{};
-    switch (state_) {
-        case AutoState::kBackoff:
-            if (s.at < backoffUntil_) return d;
-            state_ = AutoState::kOff;
-            resetBaseline();
-            d.decision = "retry";
-            d.reason = "backoff_over";
-            d.detail = "back-off over; measuring again";
-            return d;
-        case AutoState::kOff: {
-            if (!saturated(rx)) {
-                resetBaseline();
-                return d;
-            }
-            // The saturated samples in a row so far are the baseline a change is judged against.
-            baselineSum_ += s.deliveredPps;
-            baselineLoss_ += s.lossPps;
-            ++baselineN_;
-            if (baselineN_ < t_.sustain) return d;
-            Choice c = choose(s, rxCpu, candidates, rxSiblings);
-            std::vector<SteeringMode> modes = t_.candidates;
-            if (c.targets.empty()) {
-                // RPS and XDP hand the work to another CPU and need room there; a NAPI kthread is a
-                // task the scheduler shares out fairly with the application's, so it is worth a
-                // trial even where every other CPU is busy (judged like any other).
-                CpuSet away = candidates - rxSiblings;
-                if (away.empty()) away = candidates - CpuSet::of({rxCpu});
-                const bool napi = std::find(modes.begin(), modes.end(), SteeringMode::kNapi) != modes.end();
-                if (!napi || away.empty()) {
-                    if (!holding_) {  // said once per saturated spell, not every sample
-                        holding_ = true;
-                        d.decision = "hold";
-                        d.reason = "no_spare_cpu";
-                        d.detail = c.verdict;
-                    }
-                    return d;
-                }
-                c.targets = away;
-                modes = {SteeringMode::kNapi};
-                const std::string tail = ": steering would only move the bottleneck";
-                if (c.verdict.ends_with(tail)) c.verdict.resize(c.verdict.size() - tail.size());
-                c.verdict += " for RPS or XDP (they would only move the bottleneck); a NAPI kthread needs no idle CPU (the scheduler "
-                             "shares its CPU): napi alone to CPUs " + away.toList();
-            }
-            baselinePps_ = mean(baselineSum_, baselineN_);
-            baselineLossRate_ = mean(baselineLoss_, baselineN_);
-            resetBaseline();
-            rxCpu_ = rxCpu;
-            state_ = AutoState::kTrial;
-            if (modes.empty()) modes = {SteeringMode::kRps};
-            // Where the targets hold cores of more than one size, RPS and XDP are tried on the
-            // biggest of them alone and on all (the planner already puts a NAPI kthread on the
-            // biggest of its targets: one trial).
-            const CpuSet big = biggest & c.targets;
-            const bool both = !big.empty() && big != c.targets;
-            trials_.clear();
-            for (SteeringMode m : modes) {
-                if (both && m != SteeringMode::kNapi) trials_.push_back({m, true, big});
-                trials_.push_back({m, false, c.targets});
-            }
-            trialIdx_ = 0;
-            startTrial(s.at);
-            std::string order;
-            for (const auto& tr : trials_) order += (order.empty() ? "" : ", then ") + trialName(tr);
-            d.decision = "enable";
-            d.reason = "saturated";
-            d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) +
-                       " lost/s; trying " + order + (both ? " (_big: the biggest cores " + big.toList() + " only)" : "") + ", " +
-                       pps(t_.windowSeconds) + " s each";
-            d.changed = true;
-            return d;
-        }
-        case AutoState::kTrial: {
-            // The sample that straddles the change says little: count only those after it.
-            if (s.at - trialStart_ > 0) {
-                trialSum_ += s.deliveredPps;
-                trialLoss_ += s.lossPps;
-                ++trialN_;
-            }
-            const double after = mean(trialSum_, trialN_);
-            const bool cut = trialN_ >= t_.sustain && after < baselinePps_ * kCutShare;
-            if (!cut && (s.at - trialStart_ < t_.windowSeconds || trialN_ == 0)) return d;
-            AutoTrial& tr = trials_[trialIdx_];
-            tr.deliveredPps = after;
-            tr.lossPps = mean(trialLoss_, trialN_);
-            tr.samples = trialN_;
-            tr.cut = cut;
-            return advance(s.at, trialName(tr) + ": delivered " + pps(baselinePps_) + " -> " + pps(after) +
-                                     " packets/s, lost " + pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s" +
-                                     (cut ? " (cut short: under half of none)" : ""));
-        }
-        case AutoState::kOn: {
-            // Stable when load goes away. Undone only when its targets have run out of room and
-            // less gets through than went through with no steering at all: the targets are full by
-            // design when steered receive work is all they do, and one good sample is no yardstick
-            // on a noisy host (a ratchet to the best sample once undid a 2x win).
-            double targetBusy = 1;
-            for (unsigned cpu : targets_.cpus()) targetBusy = std::min(targetBusy, s.cpus.count(cpu) ? s.cpus.at(cpu).busy : 0.0);
-            const bool targetsFull = targetBusy >= t_.busyOn;
-            const bool worse = s.deliveredPps < baselinePps_ * (1 - t_.worseMargin);
-            if (targetsFull && worse) {
-                if (++bad_ < t_.sustain) return d;
-                const std::string numbers = std::string(candidateName(mode_)) + " to " + targets_.toList() + ": targets busy >= " +
-                                            pct(targetBusy) + ", delivered " + pps(s.deliveredPps) + " packets/s (kept at " +
-                                            pps(committedPps_) + ", none " + pps(baselinePps_) + "), lost " + pps(s.lossPps) + "/s";
-                targets_ = CpuSet{};
-                state_ = AutoState::kBackoff;
-                backoffUntil_ = s.at + t_.backoffSeconds;
-                d = {"undo", "targets_busy", numbers + ": steering off for " + pps(t_.backoffSeconds) + " s", true};
-                return d;
-            }
-            bad_ = 0;
-            return d;
-        }
+    if (!saturated(rx)) {
+        resetBaseline();
+        return d;
     }
+    // The saturated samples in a row so far are the baseline a change is judged against.
+    baselineSum_ += s.deliveredPps;
+    baselineLoss_ += s.lossPps;
+    ++baselineN_;
+    if (baselineN_ < t_.sustain) return d;
+    Choice c = choose(s, rxCpu, candidates, rxSiblings);
+    std::vector<SteeringMode> modes = t_.candidates;
+    if (c.targets.empty() && !napiWithoutSpare(c, modes, rxCpu, candidates, rxSiblings)) {
+        if (!holding_) {  // said once per saturated spell, not every sample
+            holding_ = true;
+            d.decision = "hold";
+            d.reason = "no_spare_cpu";
+            d.detail = c.verdict;
+        }
+        return d;
+    }
+    baselinePps_ = mean(baselineSum_, baselineN_);
+    baselineLossRate_ = mean(baselineLoss_, baselineN_);
+    resetBaseline();
+    rxCpu_ = rxCpu;
+    state_ = AutoState::kTrial;
+    if (modes.empty()) modes = {SteeringMode::kRps};
+    const CpuSet big = queueTrials(modes, c.targets, biggest);
+    trialIdx_ = 0;
+    startTrial(s.at);
+    std::string order;
+    for (const auto& tr : trials_) order += (order.empty() ? "" : ", then ") + trialName(tr);
+    d.decision = "enable";
+    d.reason = "saturated";
+    d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) + " lost/s; trying " +
+               order + (!big.empty() ? " (_big: the biggest cores " + big.toList() + " only)" : "") + ", " + pps(t_.windowSeconds) +
+               " s each";
+    d.changed = true;
     return d;
+}
+
+// No CPU has room: RPS and XDP hand the work to another CPU and need room there; a NAPI kthread
+// is a task the scheduler shares out fairly with the application's, so it is worth a trial even
+// where every other CPU is busy (judged like any other). False: nothing to try.
+bool AutoSteer::napiWithoutSpare(Choice& c, std::vector<SteeringMode>& modes, unsigned rxCpu, const CpuSet& candidates,
+                                 const CpuSet& rxSiblings) const {
+    CpuSet away = candidates - rxSiblings;
+    if (away.empty()) away = candidates - CpuSet::of({rxCpu});
+    const bool napi = std::find(modes.begin(), modes.end(), SteeringMode::kNapi) != modes.end();
+    if (!napi || away.empty()) return false;
+    c.targets = away;
+    modes = {SteeringMode::kNapi};
+    const std::string tail = ": steering would only move the bottleneck";
+    if (c.verdict.ends_with(tail)) c.verdict.resize(c.verdict.size() - tail.size());
+    c.verdict += " for RPS or XDP (they would only move the bottleneck); a NAPI kthread needs no idle CPU (the scheduler "
+                 "shares its CPU): napi alone to CPUs " + away.toList();
+    return true;
+}
+
+// The trials in order. Where the targets hold cores of more than one size, RPS and XDP are tried
+// on the biggest of them alone and on all (the planner already puts a NAPI kthread on the biggest
+// of its targets: one trial). Returns those biggest cores where both are tried, else empty.
+CpuSet AutoSteer::queueTrials(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest) {
+    const CpuSet big = biggest & targets;
+    const bool both = !big.empty() && big != targets;
+    trials_.clear();
+    for (SteeringMode m : modes) {
+        if (both && m != SteeringMode::kNapi) trials_.push_back({m, true, big});
+        trials_.push_back({m, false, targets});
+    }
+    return both ? big : CpuSet{};
+}
+
+AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
+    // The sample that straddles the change says little: count only those after it.
+    if (s.at - trialStart_ > 0) {
+        trialSum_ += s.deliveredPps;
+        trialLoss_ += s.lossPps;
+        ++trialN_;
+    }
+    const double after = mean(trialSum_, trialN_);
+    const bool cut = trialN_ >= t_.sustain && after < baselinePps_ * kCutShare;
+    if (!cut && (s.at - trialStart_ < t_.windowSeconds || trialN_ == 0)) return {};
+    AutoTrial& tr = trials_[trialIdx_];
+    tr.deliveredPps = after;
+    tr.lossPps = mean(trialLoss_, trialN_);
+    tr.samples = trialN_;
+    tr.cut = cut;
+    return advance(s.at, trialName(tr) + ": delivered " + pps(baselinePps_) + " -> " + pps(after) + " packets/s, lost " +
+                             pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s" + (cut ? " (cut short: under half of none)" : ""));
+}
+
+// Stable when load goes away. Undone only when its targets have run out of room and less gets
+// through than went through with no steering at all: the targets are full by design when steered
+// receive work is all they do, and one good sample is no yardstick on a noisy host (a ratchet to
+// the best sample once undid a 2x win).
+AutoDecision AutoSteer::stepOn(const AutoSample& s) {
+    double targetBusy = 1;
+    for (unsigned cpu : targets_.cpus()) targetBusy = std::min(targetBusy, s.cpus.count(cpu) ? s.cpus.at(cpu).busy : 0.0);
+    const bool targetsFull = targetBusy >= t_.busyOn;
+    const bool worse = s.deliveredPps < baselinePps_ * (1 - t_.worseMargin);
+    if (!targetsFull || !worse) {
+        bad_ = 0;
+        return {};
+    }
+    if (++bad_ < t_.sustain) return {};
+    const std::string numbers = std::string(candidateName(mode_)) + " to " + targets_.toList() + ": targets busy >= " + pct(targetBusy) +
+                                ", delivered " + pps(s.deliveredPps) + " packets/s (kept at " + pps(committedPps_) + ", none " +
+                                pps(baselinePps_) + "), lost " + pps(s.lossPps) + "/s";
+    targets_ = CpuSet{};
+    state_ = AutoState::kBackoff;
+    backoffUntil_ = s.at + t_.backoffSeconds;
+    return {"undo", "targets_busy", numbers + ": steering off for " + pps(t_.backoffSeconds) + " s", true};
 }
 
 AutoDecision AutoSteer::failed(double at, const std::string& why) {

@@ -141,6 +141,14 @@ private:
     // a starved target (receive livelock) need not last a whole window.
     static constexpr double kCutShare = 0.5;
     AutoDecision advance(double at, std::string result);  // the next candidate, or the judgement
+    // step() by state.
+    AutoDecision stepBackoff(const AutoSample& s);
+    AutoDecision stepOff(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings, const CpuSet& biggest);
+    AutoDecision stepTrial(const AutoSample& s);
+    AutoDecision stepOn(const AutoSample& s);
+    bool napiWithoutSpare(Choice& c, std::vector<SteeringMode>& modes, unsigned rxCpu, const CpuSet& candidates,
+                          const CpuSet& rxSiblings) const;
+    CpuSet queueTrials(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest);
     AutoDecision judge(double at, const std::string& results);
     void startTrial(double at) {
         mode_ = trials_[trialIdx_].mode;

@@ -87,7 +87,7 @@ private:
 };
 
 // File-backed settings only: these plans have no XDP steering.
-Knobs knobsOf(FileTree& fs) { return Knobs(fs, nullptr); }
+Knobs knobsOf(FileTree& fs) { return Knobs(fs); }
 
 // The profile most tests apply, fixed here so that a change to a shipped profile moves none of
 // their counts. On the story's host it plans 29 writes: its 5 sysctls, the RFS table
@@ -557,7 +557,7 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         const auto before = test::contents(tree.path());
         nl.failEthtoolSetAt = 4;  // rings rx and tx, coalescing rx_usecs, then adaptive_rx
         JournalStore store((state.path() / "state").string());
-        auto r = applyPlan(p, Knobs(fs, nullptr, nullptr, &nl), store, "t");
+        auto r = applyPlan(p, Knobs(fs, Services().with<NetlinkSource>(&nl)), store, "t");
         REQUIRE_FALSE(r);
         INFO(r.error().message());
         CHECK(r.error().message().find("apply failed, this apply's writes were undone") == 0);
@@ -583,7 +583,7 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         const auto before = test::contents(tree.path());
         threads.failWith_ = true;
         JournalStore store((state.path() / "state").string());
-        REQUIRE_FALSE(applyPlan(p, Knobs(fs, nullptr, &threads), store, "t"));
+        REQUIRE_FALSE(applyPlan(p, Knobs(fs, Services().with<NapiThreads>(&threads)), store, "t"));
         CHECK(threads.of("enp2s0").value().empty());  // threaded is off again: its kthread is gone
         CHECK(test::contents(tree.path()) == before);
         CHECK_FALSE(store.load().value().has_value());

@@ -25,7 +25,7 @@ struct Rig {
     Metrics metrics{"test"};
     Profile profile;
     std::vector<std::string> interfaces;
-    Reconciler r{fs, nl, nullptr, (state.path() / "state").string(), metrics};
+    Reconciler r{fs, nl, {}, (state.path() / "state").string(), metrics};
 
     Rig() {
         profile = loadProfile("single-queue-gateway", {std::getenv("RXTUNE_PROFILES")}).value();
@@ -91,7 +91,7 @@ struct IrqRig {
     Metrics metrics{"test"};
     Profile profile;
     std::vector<std::string> interfaces;
-    Reconciler r{fs, nl, nullptr, (state.path() / "state").string(), metrics};
+    Reconciler r{fs, nl, {}, (state.path() / "state").string(), metrics};
     IrqRig(const char* host, const std::string& profileText, std::set<unsigned> managed = {}, bool lazy = false)
         : tree(host), fs(tree.path().string(), std::move(managed), lazy) {
         profile = loadProfileText(profileText, "p.yaml", {}).value();
@@ -157,7 +157,7 @@ TEST_CASE("a ring change that resets the link does not make the daemon loop on i
     Metrics metrics("test");
     Profile profile = loadProfileText("steering:\n  mode: rps\n  cpus: 0-3\n  xps: false\nnic:\n  rings: {rx: max}\n", "p.yaml", {}).value();
     std::vector<std::string> interfaces;
-    Reconciler r(fs, nl, nullptr, (state.path() / "state").string(), metrics);
+    Reconciler r(fs, nl, {}, (state.path() / "state").string(), metrics);
     r.configure(&profile, &interfaces);
     REQUIRE(r.run(Reconciler::Why::kStart));
     CHECK(nl.ethtoolSets == 1);

@@ -48,7 +48,7 @@ struct Rig {
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs{tree.path().string()};
     test::FakeNetlink nl{tree.path()};
-    const Knobs knobs{fs, nullptr, nullptr, &nl};
+    const Knobs knobs{fs, Services().with<NetlinkSource>(&nl)};
     JournalStore store{(state.path() / "state").string()};
     auto parts() { return std::tie(fs, nl, knobs, store); }
 };

@@ -154,7 +154,7 @@ TEST_CASE("IRQ affinity applies, reads back, verifies, reverts only to the same 
     test::TempTree tree{"r8125-irqbalance"};
     test::TempTree state{"vm-no-cpufreq"};
     test::KernelIrqTree fs(tree.path().string());
-    const Knobs knobs(fs, nullptr);
+    const Knobs knobs(fs);
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
     auto plan = prepare(tree, profile).plan;
@@ -193,7 +193,7 @@ TEST_CASE("an IRQ that moves at its next interrupt: applied, pending until then,
     test::TempTree tree{"r8125-irqbalance"};
     test::TempTree state{"vm-no-cpufreq"};
     test::KernelIrqTree fs(tree.path().string(), {}, true);
-    const Knobs knobs(fs, nullptr);
+    const Knobs knobs(fs);
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '5'\n");
     auto plan = prepare(tree, profile).plan;
@@ -224,7 +224,7 @@ TEST_CASE("a managed IRQ refuses affinity writes: skipped with the reason, the a
     test::TempTree tree{"mlx5-one-channel"};
     test::TempTree state{"vm-no-cpufreq"};
     test::KernelIrqTree fs(tree.path().string(), {99});
-    const Knobs knobs(fs, nullptr);
+    const Knobs knobs(fs);
     JournalStore store((state.path() / "state").string());
     auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '9'\nsysctl:\n  net.core.somaxconn: 8192\n")).plan;
     REQUIRE(plan.settings.size() == 2);
@@ -293,7 +293,7 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
-    const Knobs knobs(fs, nullptr, nullptr, &nl);
+    const Knobs knobs(fs, Services().with<NetlinkSource>(&nl));
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max}\n");
     auto plan = preparePlan(profile, fs, nl).value().plan;
@@ -311,7 +311,7 @@ TEST_CASE("detect shows rings, coalescing and irqbalance from the families", "[k
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
     auto snap = takeSnapshot(fs, nl, {}).value();
-    const SnapshotIo io{fs, nl, nullptr};
+    const SnapshotIo io{fs, nl, {}};
     for (const KnobFamily* f : knobFamilies()) REQUIRE(f->readDetect(io, snap));
     auto j = toJson(snap);
     const auto& b = j["host"]["irqbalance"];
@@ -347,7 +347,7 @@ struct PinRig {
     test::TempTree tree{"r8125-irqbalance"};
     test::TempTree state{"vm-no-cpufreq"};
     test::KernelIrqTree fs{tree.path().string()};
-    const Knobs knobs{fs, nullptr};
+    const Knobs knobs{fs};
     JournalStore store{(state.path() / "state").string()};
     const std::string runDir = (state.path() / "run").string();
 };

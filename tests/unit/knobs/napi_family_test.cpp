@@ -95,7 +95,7 @@ TEST_CASE("mode napi applies, reads back, verifies, shows drift, and reverts to 
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs(tree.path().string());
     test::FakeThreads threads(tree);
-    const Knobs knobs(fs, nullptr, &threads);
+    const Knobs knobs(fs, Services().with<NapiThreads>(&threads));
     JournalStore store((state.path() / "state").string());
     const auto profile = profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\nnic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n");
     auto r = applyPlan(planOn(tree, profile), knobs, store, "t1");
@@ -142,7 +142,7 @@ TEST_CASE("a kthread the kernel will not move fails the apply, which undoes thre
     FileTree fs(tree.path().string());
     test::FakeThreads threads(tree);
     threads.failWith_ = true;
-    const Knobs knobs(fs, nullptr, &threads);
+    const Knobs knobs(fs, Services().with<NapiThreads>(&threads));
     JournalStore store((state.path() / "state").string());
     auto r = applyPlan(planOn(tree, profileOf("steering:\n  mode: napi\n")), knobs, store, "t1");
     REQUIRE_FALSE(r);

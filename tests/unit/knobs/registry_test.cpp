@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "knobs/registry.hpp"
+#include "core/services.hpp"
 #include "profile/section.hpp"
 
 using namespace rxtune;
@@ -170,4 +171,19 @@ TEST_CASE("the journal stores each knob's typed key, and reads a journal of the 
     recoverKeys(*tampered);
     for (size_t i = 0; i < keys.size(); ++i) CHECK(tampered->originals[i].key == keys[i]);
     fs::remove_all(dir);
+}
+
+TEST_CASE("services are found by the type their users ask for", "[knobs]") {
+    struct Base {
+        virtual ~Base() = default;
+    };
+    struct Derived : Base {};
+    Derived d;
+    Services s;
+    CHECK(s.get<Base>() == nullptr);
+    s.with<Base>(&d);
+    CHECK(s.get<Base>() == &d);
+    CHECK(s.get<Derived>() == nullptr);  // put in as a Base, asked for as one
+    s.with<Base>(nullptr);
+    CHECK(s.get<Base>() == nullptr);
 }
