@@ -1,37 +1,32 @@
-// HostSnapshot: what inventory/ read of a host at one moment (topology, sysctls, NICs).
+// HostSnapshot: what inventory/ read of a host at one moment (topology, sysctls, NICs), and what
+// the knob families read of it for themselves.
 #pragma once
 
+#include <any>
 #include <cstdint>
+#include <string>
 #include <map>
 #include <optional>
 #include <vector>
 
-#include "core/irqbalance.hpp"
 #include "core/nic.hpp"
 #include "core/topology.hpp"
 
 namespace rxtune {
 
-// /proc/interrupts as the IRQ family reads it (counts since boot).
-struct InterruptCounts {
-    std::map<unsigned, std::uint64_t> perCpu;  // every line, by CPU
-    // The same for each IRQ of the snapshot's NICs alone: irq -> cpu -> count (what a CPU does for
-    // a NIC's own IRQ is not "other work" when choosing that IRQ's CPU).
-    std::map<unsigned, std::map<unsigned, std::uint64_t>> nicIrqs;
-};
-
 struct HostSnapshot {
     Topology host;
     std::vector<Nic> nics;
-    // Read only where a family needs them (the IRQ family, detect):
-    std::optional<IrqbalanceFacts> irqbalance;
-    InterruptCounts interrupts;
-    // /proc/net/softnet_stat's drops and squeezes by CPU (since boot), read by the rings family
-    // where a ring could grow.
-    struct SoftnetCounts {
-        std::uint64_t dropped = 0, squeezed = 0;
-    };
-    std::optional<std::map<unsigned, SoftnetCounts>> softnet;
+    // What a knob family read of the host for itself, by name ("irqbalance", "interrupts":
+    // the IRQ family's; "softnet": the rings' and coalescing's); the family and its reader alone
+    // know the type.
+    std::map<std::string, std::any> facts;
+
+    template <class T>
+    const T* fact(const std::string& name) const {
+        auto it = facts.find(name);
+        return it == facts.end() ? nullptr : std::any_cast<T>(&it->second);
+    }
 };
 
 }  // namespace rxtune

@@ -72,19 +72,6 @@ struct NapiInfo {
     std::optional<CpuSet> affinity;                // the kthread's CPUs (/proc/<pid>/status)
 };
 
-// The device's NAPI settings as sysfs shows them (absent: the kernel has no such file), and its
-// NAPI instances (read only where a plan or detect needs them).
-struct NapiState {
-    bool read = false;                        // whether these were read at all
-    std::optional<std::string> threaded;      // sysfs "threaded" ("0", "1")
-    std::optional<std::string> groFlushTimeout, deferHardIrqs;  // sysfs, as read
-    std::vector<NapiInfo> instances;
-    std::string source;  // "netdev-genl", "proc" (kthread names), or "" (none found)
-    // The device has NAPI that napi-get does not list: a TAP/TUN opened with IFF_NAPI (its NAPI is
-    // added as a TX one, with no id), seen in tun_flags. Its kthread, once threaded, is napi/DEV-0.
-    bool unlisted = false;
-};
-
 enum class Verdict { kSingleQueue, kMultiQueue, kVirtual };
 const char* toString(Verdict v);
 
@@ -104,10 +91,9 @@ struct Nic {
     int numaNode = -1;  // -1: no NUMA affinity
     LinkStats stats;
     Verdict verdict = Verdict::kVirtual;
-    std::string xdpSteering;  // rxtune's XDP steering on it now ("cpus=... mode=... qsize=..."), "" none
-    NapiState napi;
-    // What a knob family read of the device for itself (knobs/), by the family's name; the
-    // family alone knows the type (std::any_cast).
+    // What a knob family read of the device for itself (knobs/, inventory/), by the family's name
+    // ("napi": its NAPI state, "xdp": rxtune's XDP steering on it, "rings", "coalesce"); the
+    // family and its reader alone know the type (std::any_cast).
     std::map<std::string, std::any> facts;
 
     // A family's fact of this device, or null where it read none.

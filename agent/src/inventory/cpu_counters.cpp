@@ -16,12 +16,12 @@ Result<std::map<unsigned, SoftnetRow>> readSoftnetStat(const FileTree& fs, const
 }
 
 Result<void> readSoftnetInto(const FileTree& fs, HostSnapshot& snap) {
-    if (snap.softnet || !fs.exists("proc/net/softnet_stat")) return {};
+    if (softnetOf(snap) || !fs.exists("proc/net/softnet_stat")) return {};
     auto rows = readSoftnetStat(fs, snap.host.online.cpus());
     if (!rows) return failWith(rows.error());
-    std::map<unsigned, HostSnapshot::SoftnetCounts> counts;
+    SoftnetByCpu counts;
     for (const auto& [cpu, row] : *rows) counts[cpu] = {row.dropped, row.timeSqueeze};
-    snap.softnet = std::move(counts);
+    snap.facts["softnet"] = std::move(counts);
     return {};
 }
 

@@ -277,8 +277,8 @@ Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const s
 }
 
 Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
+    if (napiOf(nic)) return {};
     NapiState st;
-    st.read = true;
     auto opt = [&](std::string_view file) -> Result<std::optional<std::string>> {
         const std::string path = paths::netDevFile(nic.name, file);
         if (!fs.exists(path)) return std::optional<std::string>();
@@ -299,7 +299,7 @@ Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
     st.instances = std::move(*inst);
     if (st.instances.empty() && (nic.kind == "tap" || nic.kind == "tun"))
         st.unlisted = (tunFlags(fs, paths::netDevFile(nic.name, "tun_flags")) & kIffNapi) != 0;
-    nic.napi = std::move(st);
+    nic.facts["napi"] = std::move(st);
     return {};
 }
 

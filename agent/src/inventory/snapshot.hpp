@@ -37,9 +37,32 @@ Result<void> addSysctls(const FileTree& fs, Topology& t, const std::vector<std::
 Result<std::vector<Nic>> readNics(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
                                   bool skipMissing = false);
 
+// The device's NAPI settings as sysfs shows them (absent: the kernel has no such file), and its
+// NAPI instances (read only where a plan or detect needs them).
+struct NapiState {
+    std::optional<std::string> threaded;      // sysfs "threaded" ("0", "1")
+    std::optional<std::string> groFlushTimeout, deferHardIrqs;  // sysfs, as read
+    std::vector<NapiInfo> instances;
+    std::string source;  // "netdev-genl", "proc" (kthread names), or "" (none found)
+    // The device has NAPI that napi-get does not list: a TAP/TUN opened with IFF_NAPI (its NAPI is
+    // added as a TX one, with no id), seen in tun_flags. Its kthread, once threaded, is napi/DEV-0.
+    bool unlisted = false;
+};
+
 // The device's NAPI settings (sysfs threaded, gro_flush_timeout, napi_defer_hard_irqs) and its
-// NAPI instances with their kthreads' CPUs: read only where a plan or detect asks.
+// NAPI instances with their kthreads' CPUs, into its facts ("napi"), shared by the NAPI and the
+// deferral families: read only where a plan or detect asks (once).
 Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic);
+// What readNapiState found; null where it was not read.
+inline const NapiState* napiOf(const Nic& n) { return n.fact<NapiState>("napi"); }
+
+// /proc/net/softnet_stat's drops and squeezes by CPU (since boot), a host fact ("softnet") read by
+// the families that advise from it (rings, coalescing).
+struct SoftnetCounts {
+    std::uint64_t dropped = 0, squeezed = 0;
+};
+using SoftnetByCpu = std::map<unsigned, SoftnetCounts>;
+inline const SoftnetByCpu* softnetOf(const HostSnapshot& s) { return s.fact<SoftnetByCpu>("softnet"); }
 
 Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
                                   bool skipMissing = false);

@@ -38,11 +38,12 @@ std::string shown(const EthtoolMessage::Attr& a, std::uint32_t v) { return a.u8 
 // What says the RX IRQ's CPUs run out of budget, "" for nothing: softnet's squeezes there (the
 // poll's budget or time ran out with frames still waiting), since boot.
 std::string squeezes(const Nic& nic, const HostSnapshot& snap) {
-    if (!snap.softnet) return "";
+    const SoftnetByCpu* softnet = softnetOf(snap);
+    if (!softnet) return "";
     const CpuSet cpus = irqCpus(nic);
     std::uint64_t squeezed = 0;
     for (unsigned c : cpus.cpus())
-        if (auto it = snap.softnet->find(c); it != snap.softnet->end()) squeezed += it->second.squeezed;
+        if (auto it = softnet->find(c); it != softnet->end()) squeezed += it->second.squeezed;
     if (squeezed == 0) return "";
     return "softnet counts " + std::to_string(squeezed) + " squeezes on CPU(s) " + cpus.toList() + ", which take its RX IRQ";
 }

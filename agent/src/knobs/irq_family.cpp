@@ -77,7 +77,7 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     // Other work: every interrupt the CPU served but the device's own (once the IRQ is pinned
     // there, its own count grows on that CPU, and counting it would move the IRQ away again);
     // since the daemon's last reading where it has one (per second), else since boot.
-    const InterruptCounts& now = in.snap.interrupts;
+    const InterruptCounts& now = interruptsOf(in.snap);
     auto otherSinceBoot = [&](const InterruptCounts& c, unsigned cpu) {
         auto it = c.perCpu.find(cpu);
         std::uint64_t n = it == c.perCpu.end() ? 0 : it->second;
@@ -205,8 +205,8 @@ public:
         }
         std::string why = "irq.cpus " + std::string(want.kind == IrqIntent::Kind::kAuto ? "auto" : want.list.toList()) + " (profile " +
                           want.where.str() + "): CPU " + c.cpus.toList();
-        if (in.snap.irqbalance && in.snap.irqbalance->running) {
-            const auto& b = *in.snap.irqbalance;
+        if (const IrqbalanceFacts* ib = irqbalanceOf(in.snap); ib && ib->running) {
+            const auto& b = *ib;
             for (const Irq* i : irqs) {
                 const bool banned = std::binary_search(b.bannedIrqs.begin(), b.bannedIrqs.end(), i->number);
                 p.advice.push_back({nic.name, "irqbalance runs (pid " + std::to_string(b.pid) + ") and " +
@@ -290,8 +290,8 @@ public:
     bool refusalIsKnobsOwn(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }
 
     void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {
-        if (!s.irqbalance) return;
-        const auto& b = *s.irqbalance;
+        if (!irqbalanceOf(s)) return;
+        const auto& b = *irqbalanceOf(s);
         nlohmann::ordered_json j;
         j["running"] = b.running;
         j["pid"] = b.running ? nlohmann::ordered_json(b.pid) : nlohmann::ordered_json(nullptr);
@@ -305,8 +305,8 @@ public:
         host["irqbalance"] = std::move(j);
     }
     void detectHostText(const HostSnapshot& s, std::ostream& out) const override {
-        if (!s.irqbalance) return;
-        const auto& b = *s.irqbalance;
+        if (!irqbalanceOf(s)) return;
+        const auto& b = *irqbalanceOf(s);
         out << "  irqbalance " << (b.running ? "runs (pid " + std::to_string(b.pid) + ")" : std::string("not running"))
             << (b.version.empty() ? "" : ", package " + b.version) << ", config " << (b.configFile.empty() ? "-" : b.configFile)
             << ", banned CPUs " << (b.bannedCpus.empty() ? "-" : b.bannedCpus.toList()) << " (" << b.bannedCpusFrom << ")";
@@ -321,12 +321,13 @@ public:
 
 private:
     static Result<void> readHost(const SnapshotIo& io, HostSnapshot& snap) {
-        if (!snap.irqbalance) {
+        if (!irqbalanceOf(snap)) {
             auto b = readIrqbalance(io.fs, snap.host);
             if (!b) return failWith(b.error());
-            snap.irqbalance = std::move(*b);
+            snap.facts["irqbalance"] = std::move(*b);
         }
-        if (snap.interrupts.perCpu.empty() && io.fs.exists("proc/interrupts")) {
+        if (interruptsOf(snap).perCpu.empty() && io.fs.exists("proc/interrupts")) {
+            InterruptCounts counts;
             auto text = io.fs.read("proc/interrupts");
             if (!text) return failWith(text.error());
             auto table = parseInterrupts(*text);
@@ -338,10 +339,11 @@ private:
                 if (!line.numeric) continue;
                 const bool ofNic = nicIrqs.count(line.irq) > 0;
                 for (size_t c = 0; c < line.counts.size() && c < table->cpus.size(); ++c) {
-                    snap.interrupts.perCpu[table->cpus[c]] += line.counts[c];
-                    if (ofNic) snap.interrupts.nicIrqs[line.irq][table->cpus[c]] += line.counts[c];
+                    counts.perCpu[table->cpus[c]] += line.counts[c];
+                    if (ofNic) counts.nicIrqs[line.irq][table->cpus[c]] += line.counts[c];
                 }
             }
+            snap.facts["interrupts"] = std::move(counts);
         }
         return {};
     }

@@ -63,9 +63,9 @@ void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory) {
 
 void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSnapshot& snap) {
     // Kept from whole-host runs only: an event's snapshot knows only its devices' IRQs.
-    if (!irqAuto || !wholeHost || snap.interrupts.perCpu.empty()) return;
+    if (!irqAuto || !wholeHost || interruptsOf(snap).perCpu.empty()) return;
     IrqMemory& m = memoryOf(c);
-    m.interrupts = snap.interrupts;
+    m.interrupts = interruptsOf(snap);
     m.interruptsAt = c.clock.monotonicSeconds();
 }
 

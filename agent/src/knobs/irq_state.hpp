@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/host_snapshot.hpp"
+#include "core/irqbalance.hpp"
 #include "core/result.hpp"
 #include "core/setting.hpp"
 #include "knobs/family.hpp"
@@ -72,6 +73,23 @@ Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const J
 Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& root,
                                         ProcessSignals& signals, const Clock& clock, const std::set<int>& irqs,
                                         const std::function<void(const std::string&)>& say);
+
+// /proc/interrupts as the IRQ family reads it (counts since boot).
+struct InterruptCounts {
+    std::map<unsigned, std::uint64_t> perCpu;  // every line, by CPU
+    // The same for each IRQ of the snapshot's NICs alone: irq -> cpu -> count (what a CPU does for
+    // a NIC's own IRQ is not "other work" when choosing that IRQ's CPU).
+    std::map<unsigned, std::map<unsigned, std::uint64_t>> nicIrqs;
+};
+
+// The IRQ family's host facts, as its readHost left them: irqbalance (null: not read) and
+// /proc/interrupts (empty: not read, or no such file).
+inline const IrqbalanceFacts* irqbalanceOf(const HostSnapshot& s) { return s.fact<IrqbalanceFacts>("irqbalance"); }
+inline const InterruptCounts& interruptsOf(const HostSnapshot& s) {
+    static const InterruptCounts none;
+    const auto* c = s.fact<InterruptCounts>("interrupts");
+    return c ? *c : none;
+}
 
 // irq.cpus auto's earlier /proc/interrupts reading, lent to a plan (PlanMemory::families, under
 // "irq"): "other work" is then the rate since, not the count since boot.

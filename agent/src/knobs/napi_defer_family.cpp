@@ -13,6 +13,13 @@ namespace rxtune {
 
 namespace {
 
+// What readNapiState found of the device; nothing (no threaded file, no instance) where it was not read.
+const NapiState& napiStateOf(const Nic& n) {
+    static const NapiState none;
+    const NapiState* st = napiOf(n);
+    return st ? *st : none;
+}
+
 constexpr std::string_view kNet = "sys/class/net/";
 
 constexpr std::string_view kGro = kGroFlushTimeout;
@@ -36,28 +43,30 @@ public:
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
         if (!wanted(profile, kGro) && !wanted(profile, kDefer)) return {};
         for (auto& n : snap.nics)
-            if (!n.napi.read)
-                if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+            if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
         return {};
     }
 
     void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
-        if (!n.napi.read) return;
+        const NapiState* st = napiOf(n);
+        if (!st) return;
         auto num = [](const std::optional<std::string>& v) {
             std::uint64_t x = 0;
             return v && parseUnsigned(trimmed(*v), x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
         };
-        j["napi_defer"] = {{"gro_flush_timeout", num(n.napi.groFlushTimeout)}, {"napi_defer_hard_irqs", num(n.napi.deferHardIrqs)},
+        j["napi_defer"] = {{"gro_flush_timeout", num(st->groFlushTimeout)}, {"napi_defer_hard_irqs", num(st->deferHardIrqs)},
                            {"written_through", "sysfs"}};
     }
     void detectText(const Nic& n, std::ostream& out) const override {
-        if (!n.napi.read) return;
-        out << "    gro_flush_timeout " << (n.napi.groFlushTimeout ? trimmed(*n.napi.groFlushTimeout) + " ns" : std::string("(absent)"))
-            << ", napi_defer_hard_irqs " << (n.napi.deferHardIrqs ? trimmed(*n.napi.deferHardIrqs) : std::string("(absent)")) << "\n";
+        const NapiState* st = napiOf(n);
+        if (!st) return;
+        out << "    gro_flush_timeout " << (st->groFlushTimeout ? trimmed(*st->groFlushTimeout) + " ns" : std::string("(absent)"))
+            << ", napi_defer_hard_irqs " << (st->deferHardIrqs ? trimmed(*st->deferHardIrqs) : std::string("(absent)")) << "\n";
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
+        const NapiState& napi = napiStateOf(nic);
         auto one = [&](std::string_view name, const std::optional<std::string>& cur) {
             const DeferValue* value = wanted(in.profile, name);
             if (!value) return;
@@ -71,8 +80,8 @@ public:
                                                  "), through sysfs: every NAPI instance of the device",
                                              *cur));
         };
-        one(kGro, nic.napi.groFlushTimeout);
-        one(kDefer, nic.napi.deferHardIrqs);
+        one(kGro, napi.groFlushTimeout);
+        one(kDefer, napi.deferHardIrqs);
         return {};
     }
 };

@@ -14,6 +14,13 @@ namespace rxtune {
 
 namespace {
 
+// What readNapiState found of the device; nothing (no threaded file, no instance) where it was not read.
+const NapiState& napiStateOf(const Nic& n) {
+    static const NapiState none;
+    const NapiState* st = napiOf(n);
+    return st ? *st : none;
+}
+
 constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kThreaded = "threaded";
 constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
@@ -60,27 +67,26 @@ public:
         const bool autoNapi = profile.steering.mode == SteeringMode::kAuto && std::find(c.begin(), c.end(), SteeringMode::kNapi) != c.end();
         if (profile.steering.mode != SteeringMode::kNapi && !autoNapi) return {};
         for (auto& n : snap.nics)
-            if (!n.napi.read)
-                if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+            if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
         return {};
     }
 
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
         for (auto& n : snap.nics)
-            if (!n.napi.read)
-                if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+            if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
         return {};
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         if (d.mode != SteeringMode::kNapi) return {};
         const Nic& nic = d.nic;
-        if (!nic.napi.threaded) {
+        const NapiState& napi = napiStateOf(nic);
+        if (!napi.threaded) {
             p.skipped.push_back({nic.name + " steering", "mode napi: the kernel shows no " + nic.name +
                                                              "/threaded (threaded NAPI needs Linux 5.12+)"});
             return {};
         }
-        if (nic.napi.source == "netdev-genl" && nic.napi.instances.empty() && !nic.napi.unlisted) {
+        if (napi.source == "netdev-genl" && napi.instances.empty() && !napi.unlisted) {
             const bool tun = nic.kind == "tap" || nic.kind == "tun";
             p.skipped.push_back({nic.name + " steering", "mode napi: " + nic.name + " has no NAPI instance now (" +
                                                              (tun ? "a TAP/TUN has one only when the program that opens it asks for "
@@ -103,21 +109,22 @@ public:
         if (nic.kind == "veth")
             why += "; veth: frames take the NAPI path only with GRO and rx-udp-gro-forwarding (or rx-gro-list) on " + nic.name +
                    ", or TSO off on its peer; the others stay on the sender's CPU";
-        p.settings.push_back(makeSetting(*this, napiKey(nic.name, kThreaded), ValueKind::kInteger, trimmed(*nic.napi.threaded), "1", why,
-                                         *nic.napi.threaded));
-        p.settings.push_back(makeSetting(*this, napiKey(nic.name, kKthreads), ValueKind::kCpuMask, kthreadsValue(nic.napi.instances),
+        p.settings.push_back(makeSetting(*this, napiKey(nic.name, kThreaded), ValueKind::kInteger, trimmed(*napi.threaded), "1", why,
+                                         *napi.threaded));
+        p.settings.push_back(makeSetting(*this, napiKey(nic.name, kKthreads), ValueKind::kCpuMask, kthreadsValue(napi.instances),
                                          kthreadCpus.toMask(), why));
         return {};
     }
 
     void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
-        if (!n.napi.read) return;
+        const NapiState* st = napiOf(n);
+        if (!st) return;
         nlohmann::ordered_json o;
-        o["threaded"] = n.napi.threaded ? nlohmann::ordered_json(trimmed(*n.napi.threaded)) : nlohmann::ordered_json(nullptr);
-        o["source"] = n.napi.source;
-        if (n.napi.unlisted) o["unlisted"] = true;  // IFF_NAPI on a TAP/TUN: napi-get lists none
+        o["threaded"] = st->threaded ? nlohmann::ordered_json(trimmed(*st->threaded)) : nlohmann::ordered_json(nullptr);
+        o["source"] = st->source;
+        if (st->unlisted) o["unlisted"] = true;  // IFF_NAPI on a TAP/TUN: napi-get lists none
         auto list = nlohmann::ordered_json::array();
-        for (const auto& i : n.napi.instances) {
+        for (const auto& i : st->instances) {
             nlohmann::ordered_json e = {{"id", i.id}};
             e["irq"] = i.irq >= 0 ? nlohmann::ordered_json(i.irq) : nlohmann::ordered_json(nullptr);
             e["pid"] = i.pid > 0 ? nlohmann::ordered_json(i.pid) : nlohmann::ordered_json(nullptr);
@@ -130,11 +137,12 @@ public:
         j["napi"] = std::move(o);
     }
     void detectText(const Nic& n, std::ostream& out) const override {
-        if (!n.napi.read) return;
-        out << "    napi threaded " << (n.napi.threaded ? trimmed(*n.napi.threaded) : std::string("(absent)")) << ", "
-            << n.napi.instances.size() << " instance(s)" << (n.napi.source.empty() ? "" : " (" + n.napi.source + ")")
-            << (n.napi.unlisted ? ", and IFF_NAPI NAPI that napi-get does not list" : "") << "\n";
-        for (const auto& i : n.napi.instances) {
+        const NapiState* st = napiOf(n);
+        if (!st) return;
+        out << "    napi threaded " << (st->threaded ? trimmed(*st->threaded) : std::string("(absent)")) << ", "
+            << st->instances.size() << " instance(s)" << (st->source.empty() ? "" : " (" + st->source + ")")
+            << (st->unlisted ? ", and IFF_NAPI NAPI that napi-get does not list" : "") << "\n";
+        for (const auto& i : st->instances) {
             out << "      napi " << i.id;
             if (i.irq >= 0) out << " irq " << i.irq;
             if (i.pid > 0) out << " kthread " << i.pid << " on CPUs " << (i.affinity ? i.affinity->toList() : std::string("?"));

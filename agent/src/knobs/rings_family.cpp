@@ -68,11 +68,11 @@ std::string ringPressure(const Nic& nic, const HostSnapshot& snap) {
     if (nic.stats.rxDropped > 0) device = std::to_string(nic.stats.rxDropped) + " dropped";
     if (nic.stats.rxMissed > 0) device += (device.empty() ? "" : " and ") + std::to_string(nic.stats.rxMissed) + " missed";
     if (!device.empty()) parts.push_back("the device counts " + device + " packets");
-    if (snap.softnet) {
+    if (const SoftnetByCpu* softnet = softnetOf(snap)) {
         const CpuSet cpus = irqCpus(nic);
         std::uint64_t dropped = 0, squeezed = 0;
         for (unsigned c : cpus.cpus())
-            if (auto it = snap.softnet->find(c); it != snap.softnet->end()) {
+            if (auto it = softnet->find(c); it != softnet->end()) {
                 dropped += it->second.dropped;
                 squeezed += it->second.squeezed;
             }

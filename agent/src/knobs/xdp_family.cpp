@@ -9,6 +9,14 @@ namespace rxtune {
 
 namespace {
 
+constexpr std::string_view kName = "xdp";
+
+// rxtune's XDP steering on the device now, as readInto found it ("" none, or not read).
+std::string installed(const Nic& n) {
+    const auto* spec = n.fact<std::string>(std::string(kName));
+    return spec ? *spec : std::string();
+}
+
 constexpr std::string_view kPrefix = "sys/fs/bpf/rxtune/";  // a knob's path only; the pins live per netns
 
 class XdpFamily final : public KnobFamily {
@@ -32,7 +40,7 @@ public:
         for (auto& n : snap.nics) {
             auto cur = io.services.get<XdpSteering>()->current(n.name);
             if (!cur) return failWith(cur.error().withContext("interface " + n.name));
-            n.xdpSteering = *cur;
+            n.facts[std::string(kName)] = *cur;  // "cpus=... mode=... qsize=...", "" none
         }
         return {};
     }
@@ -47,7 +55,7 @@ public:
         if (st.xdpNative && d.nic.kind == "tap") why += "; native XDP on tap: the writer must use non-blocking writes";
         const std::string spec = "cpus=" + d.targets.toList() + " mode=" + (st.xdpNative ? "native" : "generic") +
                                  " qsize=" + std::to_string(st.xdpQsize);
-        p.settings.push_back(makeSetting(*this, {"xdp", d.nic.name, "steering"}, ValueKind::kXdp, d.nic.xdpSteering, spec, why));
+        p.settings.push_back(makeSetting(*this, {"xdp", d.nic.name, "steering"}, ValueKind::kXdp, installed(d.nic), spec, why));
         return {};
     }
 

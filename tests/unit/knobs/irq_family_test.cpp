@@ -546,7 +546,7 @@ TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, 
     REQUIRE(lines(boot.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     // Ten seconds ago CPU 1's nvme queue had its count already (idle since), while CPU 0's and
     // CPU 4's IRQs kept firing: by rate CPU 1 is as idle as 3 and comes first.
-    InterruptCounts before = boot.snapshot.interrupts;
+    InterruptCounts before = interruptsOf(boot.snapshot);
     before.perCpu[0] -= 50000;
     before.perCpu[4] -= 20000;
     auto rated = prepare(tree, profile, true, &before, 10);
@@ -556,14 +556,14 @@ TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, 
     CHECK(explained.find("enp3s0: irq cpu 0 eligible: 5000 other interrupts/s over the last 10 s") != std::string::npos);
     CHECK(explained.find("enp3s0: irq cpu 4 eligible: 2000 other interrupts/s over the last 10 s") != std::string::npos);
     // A count that went down since (or a reading that did not know the device's IRQs): since boot.
-    InterruptCounts reset = boot.snapshot.interrupts;
+    InterruptCounts reset = interruptsOf(boot.snapshot);
     reset.perCpu[2] += 1000;
     CHECK(lines(prepare(tree, profile, false, &reset, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     InterruptCounts unknown = before;
     unknown.nicIrqs.clear();
     CHECK(lines(prepare(tree, profile, false, &unknown, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     // Within 100/s of the least, the IRQ stays where it is.
-    InterruptCounts close = boot.snapshot.interrupts;
+    InterruptCounts close = interruptsOf(boot.snapshot);
     close.perCpu[0] -= 50000;
     close.perCpu[4] -= 500;  // CPU 4, where the IRQ is: 50/s
     auto kept = prepare(tree, profile, true, &close, 10);
