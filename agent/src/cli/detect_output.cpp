@@ -28,6 +28,15 @@ std::string nowMax(std::uint32_t now, std::uint32_t max) { return std::to_string
 
 }  // namespace
 
+Result<HostSnapshot> detectSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only) {
+    auto snap = takeSnapshot(fs, nl, only);
+    if (!snap) return failWith(snap.error());
+    const SnapshotIo io{fs, nl, {}};
+    for (const KnobFamily* f : knobFamilies())
+        if (auto r = f->readDetect(io, *snap); !r) return failWith(r.error());
+    return snap;
+}
+
 json toJson(const Topology& h) {
     json j;
     j["cpus"] = {{"online", h.online.toList()},

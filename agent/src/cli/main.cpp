@@ -33,11 +33,8 @@ int runDetect(const std::vector<std::string>& interfaces, bool asJson) {
     rxtune::FileTree fs("/");
     auto nl = rxtune::Netlink::open();
     if (!nl) return reportError(nl.error());
-    auto snap = rxtune::takeSnapshot(fs, **nl, interfaces);
+    auto snap = rxtune::detectSnapshot(fs, **nl, interfaces);
     if (!snap) return reportError(snap.error());
-    const rxtune::SnapshotIo io{fs, **nl, {}};
-    for (const rxtune::KnobFamily* f : rxtune::knobFamilies())
-        if (auto r = f->readDetect(io, *snap); !r) return reportError(r.error());
     // Render completely before writing so that an error never leaves half a document on stdout.
     std::string text;
     if (asJson) {
