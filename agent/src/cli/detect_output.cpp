@@ -71,17 +71,7 @@ json toJson(const Topology& h) {
                    {"effective_cpus", h.cgroupCpus.toList()},
                    {"source", h.cgroupCpusSource},
                    {"cpu_quota", quotaJson(h.cgroupQuota)}};
-    json gov = json::object();
-    for (const auto& [cpu, g] : h.governors) gov[std::to_string(cpu)] = g;
-    j["cpufreq"] = {{"available", h.cpufreq}, {"governors", gov}, {"available_governors", h.availableGovernors}};
     j["initial_netns"] = h.initialNetns;
-    json sys = json::array();
-    for (const auto& s : h.sysctls) {
-        json e = {{"key", s.key}, {"host_global", s.hostGlobal}, {"present", s.present}, {"writable", s.writable}};
-        e["value"] = s.present ? json(s.value) : json(nullptr);
-        sys.push_back(std::move(e));
-    }
-    j["sysctls"] = std::move(sys);
     return j;
 }
 
@@ -117,26 +107,6 @@ json toJson(const Nic& n) {
                    {"tx", n.tx.size()},
                    {"rtnl_num_rx", n.numRxQueues},
                    {"rtnl_num_tx", n.numTxQueues}};
-    json rx = json::array();
-    for (const auto& q : n.rx)
-        rx.push_back({{"index", q.index}, {"rps_cpus", q.rpsCpus.toList()}, {"rps_flow_cnt", q.rpsFlowCnt}});
-    json tx = json::array();
-    for (const auto& q : n.tx) {
-        json e = {{"index", q.index}};
-        e["xps_cpus"] = q.xpsCpus ? json(q.xpsCpus->toList()) : json(nullptr);
-        if (!q.xpsError.empty()) e["xps_error"] = q.xpsError;
-        tx.push_back(std::move(e));
-    }
-    j["rx_queues"] = std::move(rx);
-    j["tx_queues"] = std::move(tx);
-    json irqs = json::array();
-    for (const auto& i : n.irqs) {
-        json e = {{"irq", i.number}, {"name", i.name}, {"role", i.role}, {"affinity", i.affinity.toList()}};
-        e["effective_affinity"] = i.effective ? json(i.effective->toList()) : json(nullptr);
-        e["count"] = i.total;
-        irqs.push_back(std::move(e));
-    }
-    j["irqs"] = std::move(irqs);
     j["numa_node"] = n.numaNode;
     j["verdict"] = toString(n.verdict);
     for (const KnobFamily* f : knobFamilies()) f->detectJson(n, j);
@@ -179,23 +149,9 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
     out << "  cgroup " << h.cgroupVersion << " " << orDash(h.cgroupPath) << ", effective cpuset "
         << h.cgroupCpus.toList() << " (" << h.cgroupCpusSource << ")\n";
     out << "  CPU quota " << describe(h.cgroupQuota, h.cgroupCpus.count()) << "\n";
-    if (h.cpufreq) {
-        std::map<std::string, CpuSet> byGov;
-        for (const auto& [cpu, g] : h.governors) byGov[g].add(cpu);
-        out << "  governor";
-        for (const auto& [g, cpus] : byGov) out << " " << g << " on " << cpus.toList();
-        out << "\n";
-    } else {
-        out << "  governor: cpufreq absent (no governor to set)\n";
-    }
     out << "  network namespace: " << (h.initialNetns ? "initial" : "non-initial (host-global sysctls absent)")
         << "\n";
     for (const KnobFamily* f : knobFamilies()) f->detectHostText(s, out);
-    out << "  sysctls\n";
-    for (const auto& v : h.sysctls)
-        out << "    " << std::left << std::setw(32) << v.key << " " << std::setw(24)
-            << (v.present ? v.value : std::string("(absent)")) << (v.hostGlobal ? " host-global" : " per-netns")
-            << "\n";
 
     out << "\nInterfaces\n";
     out << "  " << std::left << std::setw(16) << "NAME" << std::setw(10) << "KIND" << std::setw(8) << "STATE"
@@ -225,16 +181,6 @@ void printTable(const HostSnapshot& s, std::ostream& out) {
         if (n.verdict == Verdict::kSingleQueue)
             out << "    one RX queue that cannot be raised: software steering (rxtune plan), or kernel bypass with rxtune-dp "
                    "(profile kernel-bypass, rxtune-dp(8))\n";
-        for (const auto& q : n.rx)
-            out << "    rx-" << q.index << " rps_cpus " << orDash(q.rpsCpus.toList()) << " rps_flow_cnt "
-                << q.rpsFlowCnt << "\n";
-        for (const auto& q : n.tx)
-            out << "    tx-" << q.index << " xps_cpus "
-                << (q.xpsCpus ? orDash(q.xpsCpus->toList()) : "(" + q.xpsError + ")") << "\n";
-        for (const auto& i : n.irqs)
-            out << "    irq " << i.number << " " << orDash(i.name) << " [" << i.role << "] affinity "
-                << i.affinity.toList() << (i.effective ? " effective " + i.effective->toList() : "") << ", "
-                << i.total << " interrupts\n";
         for (const KnobFamily* f : knobFamilies()) f->detectText(n, out);
     }
 }

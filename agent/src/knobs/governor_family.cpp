@@ -16,6 +16,26 @@ constexpr std::string_view kFile = "/cpufreq/scaling_governor";
 
 class GovernorFamily final : public KnobFamily {
 public:
+    // detect: each CPU's governor, and those offered.
+    void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {
+        const Topology& h = s.host;
+        auto gov = nlohmann::ordered_json::object();
+        for (const auto& [cpu, g] : h.governors) gov[std::to_string(cpu)] = g;
+        host["cpufreq"] = {{"available", h.cpufreq}, {"governors", gov}, {"available_governors", h.availableGovernors}};
+    }
+    void detectHostText(const HostSnapshot& s, std::ostream& out) const override {
+        const Topology& h = s.host;
+        if (!h.cpufreq) {
+            out << "  governor: cpufreq absent (no governor to set)\n";
+            return;
+        }
+        std::map<std::string, CpuSet> byGov;
+        for (const auto& [cpu, g] : h.governors) byGov[g].add(cpu);
+        out << "  governor";
+        for (const auto& [g, cpus] : byGov) out << " " << g << " on " << cpus.toList();
+        out << "\n";
+    }
+
     std::string_view name() const override { return "governor"; }
     std::string id(const KnobKey& k) const override { return "cpu" + std::to_string(k.cpu) + " governor"; }
     std::string path(const KnobKey& k) const override { return paths::cpuDir(static_cast<unsigned>(k.cpu)) + std::string(kFile); }

@@ -149,6 +149,23 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
 
 class IrqFamily final : public KnobFamily {
 public:
+    // detect: the device's IRQs, their CPUs and counts.
+    void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
+        auto irqs = nlohmann::ordered_json::array();
+        for (const auto& i : n.irqs) {
+            nlohmann::ordered_json e = {{"irq", i.number}, {"name", i.name}, {"role", i.role}, {"affinity", i.affinity.toList()}};
+            e["effective_affinity"] = i.effective ? nlohmann::ordered_json(i.effective->toList()) : nlohmann::ordered_json(nullptr);
+            e["count"] = i.total;
+            irqs.push_back(std::move(e));
+        }
+        j["irqs"] = std::move(irqs);
+    }
+    void detectText(const Nic& n, std::ostream& out) const override {
+        for (const auto& i : n.irqs)
+            out << "    irq " << i.number << " " << (i.name.empty() ? std::string("-") : i.name) << " [" << i.role << "] affinity "
+                << i.affinity.toList() << (i.effective ? " effective " + i.effective->toList() : "") << ", " << i.total << " interrupts\n";
+    }
+
     std::string_view name() const override { return "irq"; }
     // "<dev> irq <N> <action>": the owner is part of the identity (the journal's id keeps it).
     std::string id(const KnobKey& k) const override { return k.device + " irq " + std::to_string(k.irq) + " " + k.name; }

@@ -21,6 +21,27 @@ KnobKey queueKey(const std::string& dev, bool tx, unsigned index, std::string fi
 
 class QueueFamily final : public KnobFamily {
 public:
+    // detect: each queue's steering CPUs (and RFS flow count).
+    void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
+        auto rx = nlohmann::ordered_json::array();
+        for (const auto& q : n.rx) rx.push_back({{"index", q.index}, {"rps_cpus", q.rpsCpus.toList()}, {"rps_flow_cnt", q.rpsFlowCnt}});
+        auto tx = nlohmann::ordered_json::array();
+        for (const auto& q : n.tx) {
+            nlohmann::ordered_json e = {{"index", q.index}};
+            e["xps_cpus"] = q.xpsCpus ? nlohmann::ordered_json(q.xpsCpus->toList()) : nlohmann::ordered_json(nullptr);
+            if (!q.xpsError.empty()) e["xps_error"] = q.xpsError;
+            tx.push_back(std::move(e));
+        }
+        j["rx_queues"] = std::move(rx);
+        j["tx_queues"] = std::move(tx);
+    }
+    void detectText(const Nic& n, std::ostream& out) const override {
+        auto dash = [](const std::string& s) { return s.empty() ? std::string("-") : s; };
+        for (const auto& q : n.rx) out << "    rx-" << q.index << " rps_cpus " << dash(q.rpsCpus.toList()) << " rps_flow_cnt " << q.rpsFlowCnt << "\n";
+        for (const auto& q : n.tx)
+            out << "    tx-" << q.index << " xps_cpus " << (q.xpsCpus ? dash(q.xpsCpus->toList()) : "(" + q.xpsError + ")") << "\n";
+    }
+
     std::string_view name() const override { return "queue"; }
     std::string id(const KnobKey& k) const override {
         return k.device + (k.tx ? " tx-" : " rx-") + std::to_string(k.queue) + " " + k.name;

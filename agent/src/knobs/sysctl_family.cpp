@@ -1,6 +1,7 @@
 // sysctls: the profile's `sysctl:` section (set, or only raised / only lowered) and the RFS flow
 // table (net.core.rps_sock_flow_entries) that RPS steering needs.
 #include <algorithm>
+#include <iomanip>
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
@@ -42,6 +43,23 @@ bool knownHostGlobal(const std::string& key) {
 
 class SysctlFamily final : public KnobFamily {
 public:
+    // detect: every sysctl read (the managed set, and those a profile named).
+    void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {
+        auto sys = nlohmann::ordered_json::array();
+        for (const auto& v : s.host.sysctls) {
+            nlohmann::ordered_json e = {{"key", v.key}, {"host_global", v.hostGlobal}, {"present", v.present}, {"writable", v.writable}};
+            e["value"] = v.present ? nlohmann::ordered_json(v.value) : nlohmann::ordered_json(nullptr);
+            sys.push_back(std::move(e));
+        }
+        host["sysctls"] = std::move(sys);
+    }
+    void detectHostText(const HostSnapshot& s, std::ostream& out) const override {
+        out << "  sysctls\n";
+        for (const auto& v : s.host.sysctls)
+            out << "    " << std::left << std::setw(32) << v.key << " " << std::setw(24) << (v.present ? v.value : std::string("(absent)"))
+                << (v.hostGlobal ? " host-global" : " per-netns") << "\n";
+    }
+
     std::string_view name() const override { return "sysctl"; }
     std::string id(const KnobKey& k) const override { return "sysctl " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::sysctl(k.name); }
