@@ -164,6 +164,12 @@ public:
     virtual void afterApply(HookContext&, const Profile*, ApplyStage) const {}
     // The daemon put back a value of this family someone else changed: its own series and words.
     virtual void driftCorrected(HookContext&, const Setting&, Metrics&) const {}
+    // The family's own counters (name, help), registered with the daemon's metrics at start and
+    // counted through Metrics::familyCounter.
+    struct CounterSpec {
+        std::string name, help;
+    };
+    virtual std::vector<CounterSpec> counters() const { return {}; }
 
     // Status: how a setting of the applied profile shows a device's steering ("rps", "xdp",
     // "napi") and to which CPUs; nullopt: it does not say.

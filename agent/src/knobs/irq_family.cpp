@@ -303,6 +303,9 @@ public:
         irqAfterApply(c, !p || intentOf(*p).kind == IrqIntent::Kind::kKeep, stage);
     }
     void driftCorrected(HookContext& c, const Setting& s, Metrics& metrics) const override { irqDriftCorrected(c, s, metrics); }
+    std::vector<CounterSpec> counters() const override {
+        return {{std::string(kIrqMoves), "A pinned IRQ found on other CPUs (moved by someone else) and put back"}};
+    }
 
     bool refusalIsKnobsOwn(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }
 

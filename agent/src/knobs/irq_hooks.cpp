@@ -104,7 +104,7 @@ void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage) {
 
 void irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics) {
     // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
-    metrics.countIrqMove(s.key.device, static_cast<unsigned>(s.key.irq));
+    metrics.familyCounter(std::string(kIrqMoves), {{"interface", s.key.device}, {"irq", std::to_string(s.key.irq)}}).Increment();
     Topology none;
     auto b = readIrqbalance(c.fs, none);
     c.say(SD_NOTICE, "IRQ " + std::to_string(s.key.irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +

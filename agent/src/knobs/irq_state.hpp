@@ -107,5 +107,7 @@ void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSn
 void irqBeforeWrites(HookContext& c, const Plan& plan);
 void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage);
 void irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics);
+// The IRQ family's counter: a pinned IRQ someone moved, put back.
+inline constexpr std::string_view kIrqMoves = "rxtune_irq_moves_total";
 
 }  // namespace rxtune

@@ -95,7 +95,6 @@ Metrics::Metrics(std::string version)
       settings_(gauge(*registry_, "rxtune_settings", "Settings of the applied profile: in_sync; drifted (found changed at the last drift check, then set again); pending (in place, in effect at the IRQ's next interrupt); not_in_effect (in place, but the kernel serves the IRQ elsewhere all the same)")),
       applies_(counter(*registry_, "rxtune_applies_total", "Reconciliations by result")),
       drift_(counter(*registry_, "rxtune_drift_corrections_total", "Settings found changed by someone else and set again")),
-      irqMoves_(counter(*registry_, "rxtune_irq_moves_total", "A pinned IRQ found on other CPUs (moved by someone else) and put back")),
       lastApply_(gauge(*registry_, "rxtune_last_apply_timestamp_seconds", "When the last reconciliation finished")),
       latency_(histogram(*registry_, "rxtune_reapply_latency_seconds", "From a kernel link/queue event to the settings written back")),
       busiest_(gauge(*registry_, "rxtune_rx_busiest_cpu_share", "Share of NET_RX packets processed by the busiest CPU over the last interval (1 = one core does all)")),
@@ -124,6 +123,8 @@ Metrics::Metrics(std::string version)
     lastApply_.Add({});
     busiest_.Add({});
     for (const char* r : {"success", "failure"}) reloads_.Add({{"result", r}});
+    for (const KnobFamily* f : knobFamilies())
+        for (const auto& c : f->counters()) familyCounters_[c.name] = &counter(*registry_, c.name.c_str(), c.help.c_str());
 }
 
 void Metrics::setCounter(prometheus::Counter& c, double total) {
@@ -236,8 +237,8 @@ void Metrics::countDriftCorrection(const Setting& s) {
     drift_.Add({{"interface", s.key.device}, {"setting", familyOf(s.key).settingLabel(s.key)}}).Increment();
 }
 
-void Metrics::countIrqMove(const std::string& interface, unsigned irq) {
-    irqMoves_.Add({{"interface", interface}, {"irq", std::to_string(irq)}}).Increment();
+prometheus::Counter& Metrics::familyCounter(const std::string& name, const prometheus::Labels& labels) {
+    return familyCounters_.at(name)->Add(labels);
 }
 
 void Metrics::observeReapplyLatency(std::chrono::nanoseconds d) {

@@ -46,7 +46,8 @@ public:
     void updateBpf(const std::map<unsigned, CpuSoftirq>& perCpu);
     void setBpfState(const std::string& program, BpfAvailability state);
     void countDriftCorrection(const Setting& s);
-    void countIrqMove(const std::string& interface, unsigned irq);  // an IRQ someone moved, put back  // labels from the setting's family
+    // A knob family's own counter (KnobFamily::counters), by its name and labels.
+    prometheus::Counter& familyCounter(const std::string& name, const prometheus::Labels& labels);  // labels from the setting's family
     void observeReapplyLatency(std::chrono::nanoseconds d);
     // steering: mode: auto
     void countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason);
@@ -91,8 +92,8 @@ private:
     prometheus::Family<prometheus::Gauge>& profile_;
     prometheus::Family<prometheus::Gauge>& settings_;
     prometheus::Family<prometheus::Counter>& applies_;
+    std::map<std::string, prometheus::Family<prometheus::Counter>*> familyCounters_;  // the families' own, by name
     prometheus::Family<prometheus::Counter>& drift_;
-    prometheus::Family<prometheus::Counter>& irqMoves_;
     prometheus::Family<prometheus::Gauge>& lastApply_;
     prometheus::Family<prometheus::Histogram>& latency_;
     prometheus::Family<prometheus::Gauge>& busiest_;
