@@ -211,7 +211,7 @@ StatusInputs readInputs(FileTree& fs, const StatusOptions& o) {
         const Knobs knobs = backends.knobs(fs);
         if (auto d = verifyApplied(**j, knobs)) in.drifted = d->size();
         // Each steered device's mode and targets, as the families of its settings show them; a
-        // mode other than RPS wins over the RPS masks set to 0 beside it.
+        // view that yields (RPS masks beside XDP or NAPI steering) gives way to another.
         std::map<std::string, KnobFamily::SteeringView> seen;
         for (const auto& s : (*j)->applied) {
             if (s.key.device.empty()) continue;
@@ -223,7 +223,7 @@ StatusInputs readInputs(FileTree& fs, const StatusOptions& o) {
             if (v.mode.empty() || v.mode == view->mode) {
                 v.mode = view->mode;
                 v.cpus = v.cpus | view->cpus;
-            } else if (v.mode == "rps") {
+            } else if (v.yields) {
                 v = *view;
             }
         }

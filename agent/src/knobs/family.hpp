@@ -176,6 +176,7 @@ public:
     struct SteeringView {
         std::string mode;
         CpuSet cpus;
+        bool yields = false;  // another family's view of the same device wins over this one
     };
     virtual std::optional<SteeringView> steeringOf(const Setting&) const { return std::nullopt; }
 };

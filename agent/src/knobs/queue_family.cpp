@@ -151,7 +151,7 @@ public:
         if (s.key.name != "rps_cpus" || s.key.tx) return std::nullopt;
         auto m = CpuSet::parseMask(s.desired);
         if (!m || m->empty()) return std::nullopt;
-        return SteeringView{"rps", *m};
+        return SteeringView{"rps", *m, true};  // the RPS masks set beside XDP or NAPI steering
     }
 };
 
