@@ -15,10 +15,6 @@ struct IrqIntent {
 inline constexpr char kIrqSection[] = "irq.cpus";
 
 // What the profile asks; keep where it does not say.
-inline const IrqIntent& irqIntentOf(const Profile& p) {
-    static const IrqIntent keep;
-    const auto* in = p.section<IrqIntent>(kIrqSection);
-    return in ? *in : keep;
-}
+inline const IrqIntent& irqIntentOf(const Profile& p) { return p.sectionOr<IrqIntent>(kIrqSection); }
 
 }  // namespace rxtune

@@ -19,10 +19,6 @@ struct RingsIntent {
 };
 inline constexpr char kRingsSection[] = "nic.rings";
 
-inline const RingsIntent& ringsIntentOf(const Profile& p) {
-    static const RingsIntent none;
-    const auto* in = p.section<RingsIntent>(kRingsSection);
-    return in ? *in : none;
-}
+inline const RingsIntent& ringsIntentOf(const Profile& p) { return p.sectionOr<RingsIntent>(kRingsSection); }
 
 }  // namespace rxtune

@@ -24,10 +24,6 @@ using SysctlIntents = std::map<std::string, SysctlIntent>;
 inline constexpr char kSysctlSection[] = "sysctl";
 
 // The sysctls a profile sets; empty where it sets none.
-inline const SysctlIntents& sysctlsOf(const Profile& p) {
-    static const SysctlIntents none;
-    const auto* s = p.section<SysctlIntents>(kSysctlSection);
-    return s ? *s : none;
-}
+inline const SysctlIntents& sysctlsOf(const Profile& p) { return p.sectionOr<SysctlIntents>(kSysctlSection); }
 
 }  // namespace rxtune

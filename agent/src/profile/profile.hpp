@@ -109,6 +109,13 @@ struct Profile {
         auto it = sections.find(path);
         return it == sections.end() ? nullptr : std::any_cast<T>(&it->second);
     }
+    // The same, or T's default (what the family does where the profile is silent).
+    template <class T>
+    const T& sectionOr(const std::string& path) const {
+        static const T unset;
+        const T* v = section<T>(path);
+        return v ? *v : unset;
+    }
 };
 
 // Directories searched for a profile given by name, in order.

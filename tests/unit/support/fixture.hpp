@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,6 +20,15 @@ inline std::filesystem::path fixtureRoot(const std::string& scenario) {
     const char* dir = std::getenv("RXTUNE_FIXTURES");
     if (!dir) throw std::runtime_error("RXTUNE_FIXTURES is not set");
     return std::filesystem::path(dir) / scenario;
+}
+
+// Every fixture host's name (a directory of tests/fixtures/hosts), sorted.
+inline std::vector<std::string> fixtureHosts() {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(fixtureRoot("vm-no-cpufreq").parent_path()))
+        if (e.is_directory()) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 // A private copy of a fixture so a test may damage or write it.
