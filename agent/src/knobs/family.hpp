@@ -32,6 +32,7 @@ namespace rxtune {
 
 struct CpuTargets;
 class Metrics;
+class SnapshotGauges;
 
 // What the core hands a family's hooks around a plan and its apply, in the one-shot commands and
 // in the daemon's runs. `memory` is the family's own: the daemon carries it from run to run, a
@@ -170,6 +171,10 @@ public:
         std::string name, help;
     };
     virtual std::vector<CounterSpec> counters() const { return {}; }
+    // The family's own gauges of what a snapshot shows (name, help), and setting them from one; a
+    // series not set again at the next snapshot is removed (a device gone).
+    virtual std::vector<CounterSpec> gauges() const { return {}; }
+    virtual void exportSnapshot(const HostSnapshot&, SnapshotGauges&) const {}
 
     // Status: how a setting of the applied profile shows a device's steering ("rps", "xdp",
     // "napi") and to which CPUs; nullopt: it does not say.

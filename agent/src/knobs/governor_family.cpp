@@ -6,16 +6,24 @@
 #include "knobs/path_key.hpp"
 #include "knobs/governor_profile.hpp"
 #include "knobs/registry.hpp"
+#include "metrics/metrics.hpp"
 
 namespace rxtune {
 
 namespace {
+
+constexpr std::string_view kGovernorInfo = "rxtune_cpu_governor_info";
 
 constexpr std::string_view kPrefix = "sys/devices/system/cpu/cpu";
 constexpr std::string_view kFile = "/cpufreq/scaling_governor";
 
 class GovernorFamily final : public KnobFamily {
 public:
+    std::vector<CounterSpec> gauges() const override { return {{std::string(kGovernorInfo), "cpufreq governor of the CPU; always 1"}}; }
+    void exportSnapshot(const HostSnapshot& snap, SnapshotGauges& g) const override {
+        for (const auto& [cpu, gov] : snap.host.governors) g.at(std::string(kGovernorInfo), {{"cpu", std::to_string(cpu)}, {"governor", gov}}).Set(1);
+    }
+
     // detect: each CPU's governor, and those offered.
     void detectHostJson(const HostSnapshot& s, nlohmann::ordered_json& host) const override {
         const Topology& h = s.host;

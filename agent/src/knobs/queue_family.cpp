@@ -5,10 +5,13 @@
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
+#include "metrics/metrics.hpp"
 
 namespace rxtune {
 
 namespace {
+
+constexpr std::string_view kSteeringCpus = "rxtune_queue_steering_cpus";
 
 constexpr std::string_view kNet = "sys/class/net/";
 
@@ -21,6 +24,19 @@ KnobKey queueKey(const std::string& dev, bool tx, unsigned index, std::string fi
 
 class QueueFamily final : public KnobFamily {
 public:
+    std::vector<CounterSpec> gauges() const override {
+        return {{std::string(kSteeringCpus), "CPUs in the queue's rps_cpus (rx) or xps_cpus (tx); 0 = no software steering"}};
+    }
+    void exportSnapshot(const HostSnapshot& snap, SnapshotGauges& g) const override {
+        for (const auto& n : snap.nics) {
+            for (const auto& r : n.rx)
+                g.at(std::string(kSteeringCpus), {{"interface", n.name}, {"queue", "rx-" + std::to_string(r.index)}}).Set(r.rpsCpus.count());
+            for (const auto& t : n.tx)
+                if (t.xpsCpus)
+                    g.at(std::string(kSteeringCpus), {{"interface", n.name}, {"queue", "tx-" + std::to_string(t.index)}}).Set(t.xpsCpus->count());
+        }
+    }
+
     // detect: each queue's steering CPUs (and RFS flow count).
     void detectJson(const Nic& n, nlohmann::ordered_json& j) const override {
         auto rx = nlohmann::ordered_json::array();

@@ -69,6 +69,19 @@ prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, co
     return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
 }
 
+// Each family gauge's series for one snapshot: those not set again are removed at the end.
+class FamilySnapshotGauges final : public SnapshotGauges {
+public:
+    template <class M>
+    explicit FamilySnapshotGauges(M& gauges) {
+        for (auto& [name, g] : gauges) rounds_.emplace(name, std::make_unique<Round<prometheus::Gauge>>(*g.family, g.live));
+    }
+    prometheus::Gauge& at(const std::string& name, const prometheus::Labels& labels) override { return rounds_.at(name)->at(labels); }
+
+private:
+    std::map<std::string, std::unique_ptr<Round<prometheus::Gauge>>> rounds_;
+};
+
 }  // namespace
 
 Metrics::Metrics(std::string version)
@@ -77,7 +90,6 @@ Metrics::Metrics(std::string version)
       ifInfo_(gauge(*registry_, "rxtune_interface_info", "Interface facts; always 1")),
       queues_(gauge(*registry_, "rxtune_interface_queues", "Queues the kernel uses now")),
       queuesMax_(gauge(*registry_, "rxtune_interface_queues_max", "Most queues the device offers (ethtool channels max, else allocated queues)")),
-      steeringCpus_(gauge(*registry_, "rxtune_queue_steering_cpus", "CPUs in the queue's rps_cpus (rx) or xps_cpus (tx); 0 = no software steering")),
       ifPackets_(counter(*registry_, "rxtune_interface_packets_total", "Packets (rtnetlink stats64)")),
       ifBytes_(counter(*registry_, "rxtune_interface_bytes_total", "Bytes (rtnetlink stats64)")),
       ifDrops_(counter(*registry_, "rxtune_interface_dropped_packets_total", "Dropped packets (rtnetlink stats64)")),
@@ -88,7 +100,6 @@ Metrics::Metrics(std::string version)
       flowLimit_(counter(*registry_, "rxtune_softnet_flow_limit_total", "Packets dropped by the flow limit")),
       backlog_(gauge(*registry_, "rxtune_softnet_backlog_packets", "Packets waiting in this CPU's backlog")),
       netRx_(counter(*registry_, "rxtune_softirq_net_rx_total", "NET_RX softirqs run on this CPU (/proc/softirqs)")),
-      governor_(gauge(*registry_, "rxtune_cpu_governor_info", "cpufreq governor of the CPU; always 1")),
       capacity_(gauge(*registry_, "rxtune_cpu_capacity", "The kernel's cpu_capacity of the CPU (1024: the biggest core at its highest frequency); only where the kernel gives one (arm64, riscv)")),
       cpuClass_(gauge(*registry_, "rxtune_cpu_class_info", "The CPU's class by capacity or core type (big, middle, little; big alone where the CPUs are alike); always 1")),
       profile_(gauge(*registry_, "rxtune_applied_profile_info", "The profile the daemon keeps applied; always 1")),
@@ -125,6 +136,8 @@ Metrics::Metrics(std::string version)
     for (const char* r : {"success", "failure"}) reloads_.Add({{"result", r}});
     for (const KnobFamily* f : knobFamilies())
         for (const auto& c : f->counters()) familyCounters_[c.name] = &counter(*registry_, c.name.c_str(), c.help.c_str());
+    for (const KnobFamily* f : knobFamilies())
+        for (const auto& g : f->gauges()) familyGauges_[g.name].family = &gauge(*registry_, g.name.c_str(), g.help.c_str());
 }
 
 void Metrics::setCounter(prometheus::Counter& c, double total) {
@@ -134,7 +147,7 @@ void Metrics::setCounter(prometheus::Counter& c, double total) {
 
 void Metrics::updateSnapshot(const HostSnapshot& snap) {
     Round<prometheus::Gauge> info(ifInfo_, liveInfo_), q(queues_, liveQueues_), qm(queuesMax_, liveQueuesMax_),
-        steer(steeringCpus_, liveSteer_), gov(governor_, liveGov_), cap(capacity_, liveCap_), cls(cpuClass_, liveClass_);
+        cap(capacity_, liveCap_), cls(cpuClass_, liveClass_);
     Round<prometheus::Counter> pk(ifPackets_, livePackets_), by(ifBytes_, liveBytes_), dr(ifDrops_, liveDrops_);
     for (const auto& n : snap.nics) {
         info.at({{"interface", n.name},
@@ -150,10 +163,6 @@ void Metrics::updateSnapshot(const HostSnapshot& snap) {
         double maxTx = ch.supported ? ch.maxTx + ch.maxCombined : n.numTxQueues;
         qm.at({{"interface", n.name}, {"direction", "rx"}}).Set(maxRx);
         qm.at({{"interface", n.name}, {"direction", "tx"}}).Set(maxTx);
-        for (const auto& r : n.rx)
-            steer.at({{"interface", n.name}, {"queue", "rx-" + std::to_string(r.index)}}).Set(r.rpsCpus.count());
-        for (const auto& t : n.tx)
-            if (t.xpsCpus) steer.at({{"interface", n.name}, {"queue", "tx-" + std::to_string(t.index)}}).Set(t.xpsCpus->count());
         // A re-created device starts its counters at zero again: a fresh child is a counter reset.
         auto counters = [&](Round<prometheus::Counter>& fam, std::uint64_t rx, std::uint64_t tx) {
             for (auto [dir, v] : {std::pair<const char*, std::uint64_t>{"rx", rx}, {"tx", tx}}) {
@@ -167,7 +176,8 @@ void Metrics::updateSnapshot(const HostSnapshot& snap) {
         counters(by, n.stats.rxBytes, n.stats.txBytes);
         counters(dr, n.stats.rxDropped, n.stats.txDropped);
     }
-    for (const auto& [cpu, g] : snap.host.governors) gov.at({{"cpu", std::to_string(cpu)}, {"governor", g}}).Set(1);
+    FamilySnapshotGauges gauges(familyGauges_);
+    for (const KnobFamily* f : knobFamilies()) f->exportSnapshot(snap, gauges);
     // A hot CPU is read against what it can do: its capacity and class beside its softirq series.
     for (const auto& [cpu, c] : snap.host.capacity) cap.at({{"cpu", std::to_string(cpu)}}).Set(c);
     for (const auto& c : cpuClasses(snap.host))

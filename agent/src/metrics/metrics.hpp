@@ -32,6 +32,13 @@ struct ApplyOutcome {
     size_t notInEffect = 0;  // in place, but the kernel goes on acting against it
 };
 
+// A knob family's gauges as Metrics::updateSnapshot hands them to it (KnobFamily::exportSnapshot).
+class SnapshotGauges {
+public:
+    virtual ~SnapshotGauges() = default;
+    virtual prometheus::Gauge& at(const std::string& name, const prometheus::Labels& labels) = 0;
+};
+
 class Metrics {
 public:
     explicit Metrics(std::string version);
@@ -75,7 +82,6 @@ private:
     prometheus::Family<prometheus::Gauge>& ifInfo_;
     prometheus::Family<prometheus::Gauge>& queues_;
     prometheus::Family<prometheus::Gauge>& queuesMax_;
-    prometheus::Family<prometheus::Gauge>& steeringCpus_;
     prometheus::Family<prometheus::Counter>& ifPackets_;
     prometheus::Family<prometheus::Counter>& ifBytes_;
     prometheus::Family<prometheus::Counter>& ifDrops_;
@@ -86,13 +92,17 @@ private:
     prometheus::Family<prometheus::Counter>& flowLimit_;
     prometheus::Family<prometheus::Gauge>& backlog_;
     prometheus::Family<prometheus::Counter>& netRx_;
-    prometheus::Family<prometheus::Gauge>& governor_;
     prometheus::Family<prometheus::Gauge>& capacity_;
     prometheus::Family<prometheus::Gauge>& cpuClass_;
     prometheus::Family<prometheus::Gauge>& profile_;
     prometheus::Family<prometheus::Gauge>& settings_;
     prometheus::Family<prometheus::Counter>& applies_;
-    std::map<std::string, prometheus::Family<prometheus::Counter>*> familyCounters_;  // the families' own, by name
+    std::map<std::string, prometheus::Family<prometheus::Counter>*> familyCounters_;
+    struct FamilyGauge {
+        prometheus::Family<prometheus::Gauge>* family = nullptr;
+        std::map<std::string, prometheus::Gauge*> live;
+    };
+    std::map<std::string, FamilyGauge> familyGauges_;  // the families' own, by name  // the families' own, by name
     prometheus::Family<prometheus::Counter>& drift_;
     prometheus::Family<prometheus::Gauge>& lastApply_;
     prometheus::Family<prometheus::Histogram>& latency_;
@@ -117,7 +127,7 @@ private:
     prometheus::Family<prometheus::Gauge>& cpuIdle_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
-    std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveSteer_, liveGov_, liveCap_, liveClass_;
+    std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveCap_, liveClass_;
     std::map<std::string, prometheus::Counter*> livePackets_, liveBytes_, liveDrops_;
     std::map<unsigned, WrapCounter> wrapProcessed_, wrapDropped_, wrapSqueezed_, wrapRps_, wrapFlow_;
     std::map<unsigned, std::uint64_t> lastProcessed_;
