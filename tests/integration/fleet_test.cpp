@@ -222,11 +222,14 @@ TEST_CASE("a fleet follows its ConfigMap: a change reaches every node without a 
     }
 
     // 4. The dashboard's queries, against this Prometheus and its real series: each parses and
-    //    returns series, and each metric it names is one the daemon registers or a recording rule.
+    //    returns series, and each metric it names is one the daemon or a family registers, or a
+    //    recording rule.
     const std::string src = env("RXTUNE_SOURCE");
     const auto dash = nlohmann::json::parse(slurp(src + "/packaging/grafana/rxtune.json"));
     std::string registered;
-    for (const auto& f : fs::directory_iterator(src + "/agent/src/metrics")) registered += slurp(f.path());
+    // The daemon's own series, and those the knob families register (KnobFamily::counters, gauges).
+    for (const char* dir : {"/agent/src/metrics", "/agent/src/knobs"})
+        for (const auto& f : fs::directory_iterator(src + dir)) registered += slurp(f.path());
     registered += slurp(src + "/packaging/prometheus/rxtune-recording.yml");
     size_t queries = 0;
     for (const auto& panel : dash["panels"]) {
