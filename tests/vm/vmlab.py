@@ -267,9 +267,21 @@ def parse_results(text: str) -> tuple[dict[str, Step], bool]:
     return steps, done
 
 
+def host_accel() -> str:
+    """kvm where this host's KVM runs a stock guest: /dev/kvm usable and a hardware-virtualisation
+    module loaded (kvm_intel, kvm_amd). /dev/kvm alone is not enough: a VM may offer it through
+    kvm_pvm (pagetable-based virtualisation, no VMX), which boots only PVM-built guest kernels and
+    left Debian's kernel hanging with an empty console. RXTUNE_VM_ACCEL=tcg|kvm overrides."""
+    forced = os.environ.get("RXTUNE_VM_ACCEL")
+    if forced in ("tcg", "kvm"):
+        return forced
+    hardware = any(Path("/sys/module", m).exists() for m in ("kvm_intel", "kvm_amd"))
+    return "kvm" if hardware and os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+
+
 def machine_args(cpus: int, memory_mb: int, numa_nodes: int, nics: list[str], console: Path, results: Path,
                  hostfwd: list[str] | None = None, arch: str = "amd64") -> list[str]:
-    """QEMU's machine: q35 (amd64) or virt (arm64) under TCG (KVM where /dev/kvm exists and the
+    """QEMU's machine: q35 (amd64) or virt (arm64) under TCG (KVM where host_accel finds it and the
     guest is this host's architecture), the vCPUs split evenly over the NUMA nodes, the console and
     the results channel, and each NIC on a user network of its own."""
     if arch == "arm64":
@@ -283,7 +295,7 @@ def machine_args(cpus: int, memory_mb: int, numa_nodes: int, nics: list[str], co
                 "-chardev", f"file,id=results,path={results}", "-device", "virtserialport,bus=vs.0,chardev=results,name=results",
                 "-device", "virtio-rng-pci"]
     else:
-        accel = "kvm" if os.access("/dev/kvm", os.R_OK | os.W_OK) else "tcg"
+        accel = host_accel()
         args = ["qemu-system-x86_64", "-machine", f"q35,accel={accel}", "-cpu", "max" if accel == "tcg" else "host",
                 "-smp", str(cpus), "-m", str(memory_mb), "-nodefaults", "-display", "none", "-monitor", "none",
                 "-serial", f"file:{console}", "-serial", f"file:{results}"]
