@@ -63,17 +63,224 @@ KnobKey keyField(const json& entry) {
     return k;
 }
 
+// revert writes each original back to its path: one that could leave the FileTree's root
+// (absolute, or through "..") or reach beyond the kernel's files is refused with the journal.
+bool checkedPath(const std::string& p) {
+    if (!(p.starts_with("sys/") || p.starts_with("proc/"))) return false;
+    for (const auto& part : splitOn(p, '/'))
+        if (part.empty() || part == "." || part == "..") return false;
+    return true;
+}
+
+// The completion mark of this very generation says the apply finished.
+void applyMark(Journal& out, std::optional<std::string_view> mark) {
+    if (!mark) return;
+    try {
+        json m = json::parse(*mark);
+        if (m.is_object() && m.contains("generation") && integerField<std::uint64_t>(m, "generation", 0) == out.generation) {
+            out.state = "applied";
+            out.appliedAt = m.at("applied_at").get<std::string>();
+        }
+    } catch (const json::exception&) {
+        // Torn by a power cut (it is never fsynced): the apply reads as interrupted.
+    }
+}
+
+// An integer of T's range, as integerField takes it: false for anything else.
+template <class T>
+bool fits(std::uint64_t v, T& out) {
+    if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return false;
+    out = static_cast<T>(v);
+    return true;
+}
+template <class T>
+bool fits(std::int64_t v, T& out) {
+    if (v >= 0) return fits(static_cast<std::uint64_t>(v), out);
+    if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min())) return false;
+    out = static_cast<T>(v);
+    return true;
+}
+
+// The journal read straight into its structs (nlohmann's SAX interface), without the document
+// tree parseJournalReference builds: with thousands of entries the tree and its conversion were
+// half of a verify. It takes the journal only in the shape its writer gives it, each key once
+// and of its type, and every check passed (version, kinds, paths); anything else (damage, an
+// unknown key, a journal another build wrote differently) makes it give up, and the reference
+// parser reads the text again, so what is accepted, what is refused and every message are the
+// reference's by construction; where it takes a text, tests/fuzz/journal_fuzz.cpp checks that the
+// reference reads the very same journal from it.
+class JournalReader {
+public:
+    using number_integer_t = json::number_integer_t;
+    using number_unsigned_t = json::number_unsigned_t;
+    using number_float_t = json::number_float_t;
+    using string_t = json::string_t;
+    using binary_t = json::binary_t;
+
+    // True when the whole text was a journal of the writer's shape that passes every check.
+    bool complete() const { return level_ == kDone; }
+    Journal take() { return std::move(out_); }
+
+    bool null() { return false; }
+    bool binary(binary_t&) { return false; }
+    bool number_float(number_float_t, const string_t&) { return false; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) { return false; }
+
+    bool boolean(bool v) {
+        if (take(kTx) == kNone) return false;
+        key_.tx = v;
+        return true;
+    }
+    bool number_unsigned(number_unsigned_t v) { return integer(v); }
+    bool number_integer(number_integer_t v) { return integer(v); }
+
+    bool string(string_t& v) {
+        switch (take(kNone)) {
+            case kState: out_.state = std::move(v); return true;
+            case kProfile: out_.profile = std::move(v); return true;
+            case kAppliedAt: out_.appliedAt = std::move(v); return true;
+            case kId: id_ = std::move(v); return true;
+            case kPath: path_ = std::move(v); return true;
+            case kKind: return parseValueKind(v, kind_);
+            case kValue: value_ = std::move(v); return true;
+            case kFamily: key_.family = std::move(v); return !key_.family.empty();
+            case kDevice: key_.device = std::move(v); return true;
+            case kName: key_.name = std::move(v); return true;
+            default: return false;
+        }
+    }
+
+    bool start_object(std::size_t) {
+        if (level_ == kBefore) {
+            level_ = kTop;
+        } else if (level_ == kArray && slot_ == kNone) {
+            level_ = kEntry;
+            seen_ = 0;
+            key_ = KnobKey{};
+            key_.family.clear();
+        } else if (level_ == kEntry && slot_ == kKey) {
+            level_ = kKeyObject;
+            slot_ = kNone;
+            key_.family.clear();
+        } else {
+            return false;
+        }
+        return true;
+    }
+
+    bool key(string_t& k) {
+        static constexpr std::pair<std::string_view, Slot> kTopKeys[] = {
+            {"version", kVersion}, {"state", kState}, {"generation", kGeneration}, {"pid", kPid},
+            {"profile", kProfile}, {"applied_at", kAppliedAt}, {"originals", kOriginals}, {"applied", kApplied}};
+        static constexpr std::pair<std::string_view, Slot> kEntryKeys[] = {
+            {"id", kId}, {"path", kPath}, {"kind", kKind}, {"key", kKey}};
+        static constexpr std::pair<std::string_view, Slot> kKeyKeys[] = {
+            {"family", kFamily}, {"device", kDevice}, {"name", kName}, {"queue", kQueue},
+            {"tx", kTx}, {"cpu", kCpu}, {"irq", kIrq}};
+        auto find = [&](const auto& table) {
+            for (const auto& [name, slot] : table)
+                if (name == k) return slot;
+            return kNone;
+        };
+        Slot s = kNone;
+        if (level_ == kTop) s = find(kTopKeys);
+        else if (level_ == kEntry) s = k == (inApplied_ ? "desired" : "value") ? kValue : find(kEntryKeys);
+        else if (level_ == kKeyObject) s = find(kKeyKeys);
+        const auto bit = 1u << s;
+        if (s == kNone || (seen_ & bit)) return false;  // unknown, or said twice: the reference decides
+        seen_ |= bit;
+        slot_ = s;
+        return true;
+    }
+
+    bool end_object() {
+        if (level_ == kKeyObject) {
+            level_ = kEntry;
+            return (seen_ & (1u << kFamily)) != 0;
+        }
+        if (level_ == kEntry) {
+            level_ = kArray;
+            constexpr auto need = (1u << kId) | (1u << kPath) | (1u << kKind) | (1u << kValue);
+            if ((seen_ & need) != need || !checkedPath(path_)) return false;
+            if (inApplied_) {
+                Setting s;
+                s.id = std::move(id_);
+                s.path = std::move(path_);
+                s.kind = kind_;
+                s.desired = std::move(value_);
+                s.key = std::move(key_);
+                out_.applied.push_back(std::move(s));
+            } else {
+                out_.originals.push_back(Original{std::move(id_), std::move(path_), kind_, std::move(value_), std::move(key_)});
+            }
+            return true;
+        }
+        if (level_ == kTop) {
+            level_ = kDone;
+            constexpr auto need = (1u << kVersion) | (1u << kState) | (1u << kOriginals) | (1u << kApplied);
+            return (seen_ & need) == need && version_ == 1;
+        }
+        return false;
+    }
+
+    bool start_array(std::size_t) {
+        if (level_ != kTop || (slot_ != kOriginals && slot_ != kApplied)) return false;
+        inApplied_ = slot_ == kApplied;
+        topSeen_ = seen_;
+        slot_ = kNone;
+        level_ = kArray;
+        return true;
+    }
+
+    bool end_array() {
+        if (level_ != kArray) return false;
+        level_ = kTop;
+        seen_ = topSeen_;
+        return true;
+    }
+
+private:
+    enum Level { kBefore, kTop, kArray, kEntry, kKeyObject, kDone };
+    // What the value after a key goes to; a bit each in seen_ (the keys of the object being read).
+    enum Slot : unsigned {
+        kNone, kVersion, kState, kGeneration, kPid, kProfile, kAppliedAt, kOriginals, kApplied,
+        kId, kPath, kKind, kValue, kKey, kFamily, kDevice, kName, kQueue, kTx, kCpu, kIrq };
+
+    // The slot a value fills, cleared; kNone where a value of this kind does not belong (`only`
+    // names the one slot that may take it, kNone: any).
+    Slot take(Slot only) {
+        const Slot s = slot_;
+        slot_ = kNone;
+        return only == kNone || s == only ? s : kNone;
+    }
+
+    template <class N>
+    bool integer(N v) {
+        switch (take(kNone)) {
+            case kVersion: return fits(v, version_);
+            case kGeneration: return fits(v, out_.generation);
+            case kPid: return fits(v, out_.pid);
+            case kQueue: return fits(v, key_.queue);
+            case kCpu: return fits(v, key_.cpu);
+            case kIrq: return fits(v, key_.irq);
+            default: return false;
+        }
+    }
+
+    Journal out_;
+    Level level_ = kBefore;
+    Slot slot_ = kNone;
+    unsigned seen_ = 0, topSeen_ = 0;
+    bool inApplied_ = false;
+    int version_ = 0;
+    std::string id_, path_, value_;
+    ValueKind kind_ = ValueKind::kWord;
+    KnobKey key_;
+};
+
 }  // namespace
 
-Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
-    // revert writes each original back to its path: one that could leave the FileTree's root
-    // (absolute, or through "..") or reach beyond the kernel's files is refused with the journal.
-    auto checkedPath = [&](const std::string& p) -> bool {
-        if (!(p.starts_with("sys/") || p.starts_with("proc/"))) return false;
-        for (const auto& part : splitOn(p, '/'))
-            if (part.empty() || part == "." || part == "..") return false;
-        return true;
-    };
+Result<Journal> parseJournalReference(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
     try {
         json j = json::parse(text);
         if (!j.contains("version")) throw json::out_of_range::create(403, "key 'version' not found", &j);
@@ -84,18 +291,7 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
         out.pid = integerField<long>(j, "pid", 0);
         out.profile = j.value("profile", "");
         out.appliedAt = j.value("applied_at", "");
-        // The completion mark of this very generation says the apply finished.
-        if (mark) {
-            try {
-                json m = json::parse(*mark);
-                if (m.is_object() && m.contains("generation") && integerField<std::uint64_t>(m, "generation", 0) == out.generation) {
-                    out.state = "applied";
-                    out.appliedAt = m.at("applied_at").get<std::string>();
-                }
-            } catch (const json::exception&) {
-                // Torn by a power cut (it is never fsynced): the apply reads as interrupted.
-            }
-        }
+        applyMark(out, mark);
         for (const auto& o : j.at("originals")) {
             Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value"), keyField(o)};
             if (!parseValueKind(o.at("kind").get<std::string>(), e.kind))
@@ -119,6 +315,19 @@ Result<Journal> parseJournal(std::string_view text, std::optional<std::string_vi
         // A torn journal cannot happen (rename is atomic); a damaged one is reported, never ignored.
         return fail(EINVAL, "parse", path, std::string("damaged journal: ") + e.what());
     }
+}
+
+std::optional<Journal> parseJournalFast(std::string_view text, std::optional<std::string_view> mark) {
+    JournalReader reader;
+    if (!json::sax_parse(text, &reader) || !reader.complete()) return std::nullopt;
+    Journal out = reader.take();
+    applyMark(out, mark);
+    return out;
+}
+
+Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
+    if (auto fast = parseJournalFast(text, mark)) return std::move(*fast);
+    return parseJournalReference(text, mark, path);
 }
 
 Result<std::optional<Journal>> JournalStore::load() const {
@@ -212,8 +421,13 @@ Result<void> JournalStore::save(const Journal& jr) const {
             field("id", items[i].id, ", ");
             field("path", items[i].path, ", ");
             field("kind", toString(items[i].kind), ", ");
-            field(valueKey, valueOf(items[i]), ", ");
-            appendKey(items[i].key);
+            field(valueKey, valueOf(items[i]), "");
+            // An entry without a key (family "": not recovered yet) is written without one, as
+            // the reader takes it; {"family": ""} would make the whole journal unreadable.
+            if (!items[i].key.family.empty()) {
+                out += ", ";
+                appendKey(items[i].key);
+            }
             out += '}';
         }
         out += items.empty() ? "]" : "\n ]";

@@ -38,6 +38,12 @@ struct Journal {
 // The journal's text (and its completion mark's, where there is one), as JournalStore::load reads
 // them; path names the file in errors.
 Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path);
+// parseJournal's two readers. The fast one reads straight into the structs and takes only a
+// journal in its writer's shape that passes every check (nullopt for anything else); the
+// reference one builds a JSON document tree and decides everything else, so what is refused and
+// every message are its own. Tests and the journal fuzz target compare the two.
+std::optional<Journal> parseJournalFast(std::string_view text, std::optional<std::string_view> mark);
+Result<Journal> parseJournalReference(std::string_view text, std::optional<std::string_view> mark, const std::string& path);
 
 class JournalStore {
 public:

@@ -2,24 +2,41 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 namespace rxtune {
 
+// One read of the size fstat gives (the journal: hundreds of KB with thousands of devices; a
+// stringstream copied it twice), then on to the end in case the file grew meanwhile.
 Result<std::optional<std::string>> readFileIfExists(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        if (errno == ENOENT || !std::filesystem::exists(path)) return std::optional<std::string>();
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::optional<std::string>();  // absent
         return fail(errno, "read", path);
     }
-    std::stringstream text;
-    text << in.rdbuf();
-    if (in.bad()) return fail(errno ? errno : EIO, "read", path);
-    return std::optional<std::string>(text.str());
+    struct stat st {};
+    std::string text;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) text.resize(static_cast<std::size_t>(st.st_size));
+    std::size_t used = 0;
+    for (;;) {
+        if (used == text.size()) text.resize(text.size() + 4096);
+        const ssize_t n = ::read(fd, text.data() + used, text.size() - used);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            const int err = errno;
+            ::close(fd);
+            return fail(err, "read", path);
+        }
+        if (n == 0) break;
+        used += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    text.resize(used);
+    return std::optional<std::string>(std::move(text));
 }
 
 Result<std::string> readFileBounded(const std::string& path, std::size_t maxBytes) {

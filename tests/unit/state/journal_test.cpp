@@ -152,3 +152,122 @@ TEST_CASE("a journal number that is no integer of its field's range is damage, n
     CHECK(parseJournal(applying, std::string_view(R"({"generation":7.5,"applied_at":"t"})"), "j")->state == "applying");
     CHECK(parseJournal(applying, std::string_view(R"([1,2])"), "j")->state == "applying");
 }
+
+namespace {
+
+// Both readers' journals, field by field (Original and Setting have no ==).
+void requireSame(const Journal& a, const Journal& b) {
+    CHECK(a.state == b.state);
+    CHECK(a.generation == b.generation);
+    CHECK(a.pid == b.pid);
+    CHECK(a.profile == b.profile);
+    CHECK(a.appliedAt == b.appliedAt);
+    REQUIRE(a.originals.size() == b.originals.size());
+    REQUIRE(a.applied.size() == b.applied.size());
+    for (size_t i = 0; i < a.originals.size(); ++i) {
+        CHECK(a.originals[i].id == b.originals[i].id);
+        CHECK(a.originals[i].path == b.originals[i].path);
+        CHECK(a.originals[i].kind == b.originals[i].kind);
+        CHECK(a.originals[i].value == b.originals[i].value);
+        CHECK(a.originals[i].key == b.originals[i].key);
+    }
+    for (size_t i = 0; i < a.applied.size(); ++i) {
+        CHECK(a.applied[i].id == b.applied[i].id);
+        CHECK(a.applied[i].path == b.applied[i].path);
+        CHECK(a.applied[i].kind == b.applied[i].kind);
+        CHECK(a.applied[i].desired == b.applied[i].desired);
+        CHECK(a.applied[i].key == b.applied[i].key);
+    }
+}
+
+std::string readAll(const std::string& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+TEST_CASE("the fast journal reader takes what the writer writes and reads what the reference reads", "[journal]") {
+    TempDir dir;
+    JournalStore store(dir.path.string());
+    Journal j;
+    j.state = "applying";
+    j.generation = 18446744073709551615ull;
+    j.pid = 4242;
+    j.profile = "gw \"edge\" \xc3\xa9";
+    j.appliedAt = "2026-12-02T18:00:00Z";
+    // Every key field the writer knows, and an entry without a stored key (family "").
+    KnobKey queue{"queue", "eth0", "rps_cpus", 3, true, -1, -1};
+    KnobKey irq{"irq", "eth0", "smp_affinity", -1, false, -1, 27};
+    KnobKey cpu{"governor", "", "scaling_governor", -1, false, 5, -1};
+    KnobKey none;
+    none.family.clear();
+    int n = 0;
+    for (const KnobKey& k : {queue, irq, cpu, none}) {
+        const std::string i = std::to_string(n++);
+        j.originals.push_back({"k" + i, "sys/x/" + i, ValueKind::kCpuMask, "00000000,0000000" + i + "\n", k});
+        Setting s;
+        s.id = "k" + i;
+        s.path = "sys/x/" + i;
+        s.kind = ValueKind::kNumbers;
+        s.desired = "4096\t" + i;
+        s.key = k;
+        j.applied.push_back(s);
+    }
+    REQUIRE(store.save(j));
+    const std::string text = readAll(store.path());
+    auto fast = parseJournalFast(text, std::nullopt);
+    REQUIRE(fast);  // the writer's shape is the fast reader's
+    auto reference = parseJournalReference(text, std::nullopt, "j.json");
+    REQUIRE(reference);
+    requireSame(*fast, *reference);
+    CHECK(fast->originals[1].key.irq == 27);
+    CHECK(fast->originals[3].key.family.empty());
+    // The completion mark applies the same way.
+    const std::string mark = R"({"generation":18446744073709551615,"applied_at":"t"})";
+    REQUIRE(parseJournalFast(text, std::string_view(mark)));
+    CHECK(parseJournalFast(text, std::string_view(mark))->state == "applied");
+    CHECK(parseJournalFast(text, std::string_view(mark))->appliedAt == "t");
+
+    // Anything else is the reference reader's to decide: what both read, they read alike, and
+    // what the reference refuses the fast reader never takes.
+    auto edit = [&](const std::string& from, const std::string& to) {
+        std::string t = text;
+        const auto at = t.find(from);
+        REQUIRE(at != std::string::npos);
+        return t.replace(at, from.size(), to);
+    };
+    const std::vector<std::string> variants = {
+        edit("\"pid\": 4242", "\"pid\": 4242, \"future\": {\"a\": [1, null]}"),  // a key of a later build
+        edit("\"pid\": 4242", "\"pid\": 4242, \"pid\": 7"),                     // said twice: the last counts
+        edit("\"pid\": 4242", "\"pid\": 4242.0"),
+        edit("\"pid\": 4242", "\"pid\": null"),
+        edit("\"version\": 1", "\"version\": 2"),
+        edit("\"kind\": \"cpumask\"", "\"kind\": \"mask\""),
+        edit("\"path\": \"sys/x/0\"", "\"path\": \"sys/../etc/shadow\""),
+        edit("\"family\": \"queue\"", "\"family\": \"\""),
+        edit("\"queue\": 3", "\"queue\": 3000000000"),
+        edit("\"tx\": true", "\"tx\": 1"),
+        edit("\"originals\": [", "\"originals\": null, \"x\": ["),
+        edit("\"applied\": [", "\"applied\": {\"a\": "),
+        edit("\"value\": ", "\"desired\": "),
+        text + "x",
+        "{\"version\": 1, \"state\": \"applied\", \"originals\": {}, \"applied\": null}",
+        "{\"state\": \"applied\", \"originals\": [], \"applied\": [], \"version\": 1}",
+    };
+    for (const auto& v : variants) {
+        INFO(v.substr(0, 300));
+        auto ref = parseJournalReference(v, std::nullopt, "j.json");
+        auto got = parseJournal(v, std::nullopt, "j.json");
+        REQUIRE(got.has_value() == ref.has_value());
+        if (!ref) {
+            CHECK_FALSE(parseJournalFast(v, std::nullopt));
+            CHECK(got.error().message() == ref.error().message());
+        } else {
+            requireSame(*got, *ref);
+            if (auto f = parseJournalFast(v, std::nullopt)) requireSame(*f, *ref);
+        }
+    }
+}
