@@ -1,0 +1,68 @@
+// The scrape endpoint's web configuration, in the format of Prometheus's exporter-toolkit (what
+// node_exporter's --web.config.file reads, and `promtool check web-config` checks): TLS, client
+// certificates, basic auth users with bcrypt hashes, extra response headers.
+//
+//   tls_server_config:   {cert_file, key_file, client_auth_type, client_ca_file, client_allowed_sans,
+//                         cipher_suites, curve_preferences, min_version, max_version,
+//                         prefer_server_cipher_suites}
+//   http_server_config:  {http2, headers}
+//   basic_auth_users:    {user: bcrypt hash}
+//
+// parseWebConfig checks the text (keys, values, the rules between them) and reads no file;
+// loadWebConfig reads the file and checks that the files it names can be read.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace rxtune {
+
+// crypto/tls's ClientAuthType, by exporter-toolkit's names.
+enum class ClientAuth { kNoClientCert, kRequestClientCert, kRequireAnyClientCert, kVerifyClientCertIfGiven, kRequireAndVerifyClientCert };
+const char* toString(ClientAuth a);
+
+enum class TlsVersion { kTls10, kTls11, kTls12, kTls13 };
+const char* toString(TlsVersion v);  // "TLS12"
+
+struct TlsServerConfig {
+    std::string certFile, keyFile, clientCaFile;  // a relative path is joined to the config file's directory
+    ClientAuth clientAuth = ClientAuth::kNoClientCert;
+    std::vector<std::string> clientAllowedSans;   // any SAN of the client's certificate (DNS, e-mail, IP, URI)
+    std::vector<std::string> cipherSuites;        // Go's names (TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256); empty: the library's
+    std::vector<std::string> curvePreferences;    // CurveP256, CurveP384, CurveP521, X25519
+    TlsVersion minVersion = TlsVersion::kTls12;
+    TlsVersion maxVersion = TlsVersion::kTls13;
+    bool preferServerCipherSuites = true;
+    bool verifiesClients() const {
+        return clientAuth == ClientAuth::kVerifyClientCertIfGiven || clientAuth == ClientAuth::kRequireAndVerifyClientCert;
+    }
+};
+
+struct WebConfig {
+    std::string file;
+    std::optional<TlsServerConfig> tls;  // nullopt: plain HTTP (no TLS key given at all)
+    bool http2 = true;
+    std::vector<std::pair<std::string, std::string>> headers;  // in the file's order
+    std::map<std::string, std::string> basicAuthUsers;         // user -> bcrypt hash; empty: no auth
+};
+
+// Errors name the file, line, column and key: `web.yml:3:14: tls_server_config.min_version: ...`.
+Result<WebConfig> parseWebConfig(const std::string& text, const std::string& file);
+Result<WebConfig> loadWebConfig(const std::string& file);
+
+// A bcrypt hash as crypt(3) and Go's bcrypt write it: $2a$, $2b$ or $2y$, a cost from 04 to 31,
+// then 53 characters of bcrypt's base64.
+bool isBcryptHash(std::string_view hash);
+// The password against its bcrypt hash (crypt(3) from libxcrypt), compared in constant time.
+bool checkPassword(const std::string& hash, const std::string& password);
+
+// The cipher suites exporter-toolkit (Go's crypto/tls) names, for the error's list.
+const std::vector<std::string_view>& knownCipherSuites();
+
+}  // namespace rxtune
