@@ -3,7 +3,7 @@
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build} BUILD_ASAN=${BUILD_ASAN:-build-asan} BUILD_FUZZ=${BUILD_FUZZ:-build-fuzz}
-FUZZ_SECONDS=${FUZZ_SECONDS:-5}
+FUZZ_SECONDS=${FUZZ_SECONDS:-4}
 passed=0 failed=0 failures=() times=()
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT

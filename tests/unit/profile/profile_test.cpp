@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "../support/yaml_bomb.hpp"
 #include "knobs/governor_profile.hpp"
 #include "knobs/sysctl_profile.hpp"
@@ -24,16 +25,7 @@ std::string errorOf(const std::string& yaml) {
     return p.error().message();
 }
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "rxtune-prof-XXXXXX").string();
-        REQUIRE(mkdtemp(t.data()) != nullptr);
-        path = t;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    void put(const std::string& name, const std::string& text) const { std::ofstream(path / name) << text; }
-};
+using test::TempDir;
 
 }  // namespace
 
@@ -138,7 +130,7 @@ TEST_CASE("malformed YAML is located", "[profile]") {
 }
 
 TEST_CASE("include cycles are found", "[profile]") {
-    TempDir d;
+    TempDir d("rxtune-prof");
     d.put("a.yaml", "include: b\n");
     d.put("b.yaml", "include: a\n");
     auto p = loadProfile("a", {d.path.string()});
@@ -148,7 +140,7 @@ TEST_CASE("include cycles are found", "[profile]") {
 }
 
 TEST_CASE("profiles are found by name along the search path, or by path", "[profile]") {
-    TempDir d;
+    TempDir d("rxtune-prof");
     d.put("mine.yaml", "include: balanced\nsteering:\n  cpus: '0'\n");
     auto p = loadProfile("mine", {d.path.string(), shipped()[0]});
     REQUIRE(p);
@@ -171,7 +163,7 @@ TEST_CASE("profiles: an empty file, a key given twice, a non-finite number and Y
     CHECK(errorOf("steering:\n  auto: {backoff: -infs}\n").find("expected a duration") != std::string::npos);
     CHECK(errorOf("steering:\n  xps: yes\n") == "bad.yaml:2:8: steering.xps: expected true or false, got 'yes'");
     // An included file that is empty is named.
-    TempDir d;
+    TempDir d("rxtune-prof");
     std::ofstream(d.path / "empty.yaml") << "";
     std::ofstream(d.path / "child.yaml") << "include: empty\n";
     auto p = loadProfile("child", {d.path.string()});
@@ -192,7 +184,7 @@ TEST_CASE("a profile of nested aliases is refused at once, not expanded", "[prof
         }
     }
     // The same bomb in an included file names that file.
-    TempDir d;
+    TempDir d("rxtune-prof");
     d.put("bomb.yaml", test::aliasBomb(10, "steering"));
     d.put("child.yaml", "include: bomb\nsteering:\n  mode: rps\n");
     auto p = loadProfile("child", {d.path.string()});
@@ -217,7 +209,7 @@ TEST_CASE("a profile nested too deeply or too large is refused", "[profile][limi
     const std::string big = "# " + std::string(1 << 20, 'x') + "\nsteering:\n  mode: rps\n";
     CHECK(errorOf(big) == "bad.yaml: profile of 1048601 bytes: the limit is 1048576 bytes");
     // Read from a file, the text stops one byte past the limit, and the same error names the file.
-    TempDir d;
+    TempDir d("rxtune-prof");
     d.put("big.yaml", big);
     auto p = loadProfile((d.path / "big.yaml").string(), {});
     REQUIRE_FALSE(p);

@@ -7,25 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "state/journal.hpp"
+#include "../support/temp_dir.hpp"
 
 using namespace rxtune;
 
 namespace {
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "rxtune-journal-XXXXXX").string();
-        REQUIRE(mkdtemp(t.data()));
-        path = t;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-};
+using test::TempDir;
 
 }  // namespace
 
 TEST_CASE("the journal round-trips every byte of its values, and is JSON", "[journal]") {
-    TempDir dir;
+    TempDir dir("rxtune-journal");
     JournalStore store(dir.path.string());
     Journal j;
     j.state = "applying";
@@ -65,10 +58,7 @@ TEST_CASE("the journal round-trips every byte of its values, and is JSON", "[jou
         CHECK(r.applied[i].desired == values[i]);
     }
     // Any JSON parser reads it (it is not only our loader's format).
-    std::ifstream in(store.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    auto doc = nlohmann::json::parse(text.str());
+    auto doc = nlohmann::json::parse(test::readText(store.path()));
     CHECK(doc["version"] == 1);
     CHECK(doc["originals"][3]["value"] == std::string("x\x01y", 3));
 
@@ -85,7 +75,7 @@ TEST_CASE("the journal round-trips every byte of its values, and is JSON", "[jou
 }
 
 TEST_CASE("a value that is not UTF-8 is refused and the journal on disk stays as it was", "[journal]") {
-    TempDir dir;
+    TempDir dir("rxtune-journal");
     JournalStore store(dir.path.string());
     Journal good;
     good.state = "applied";
@@ -180,17 +170,11 @@ void requireSame(const Journal& a, const Journal& b) {
     }
 }
 
-std::string readAll(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
 
 }  // namespace
 
 TEST_CASE("the fast journal reader takes what the writer writes and reads what the reference reads", "[journal]") {
-    TempDir dir;
+    TempDir dir("rxtune-journal");
     JournalStore store(dir.path.string());
     Journal j;
     j.state = "applying";
@@ -217,7 +201,7 @@ TEST_CASE("the fast journal reader takes what the writer writes and reads what t
         j.applied.push_back(s);
     }
     REQUIRE(store.save(j));
-    const std::string text = readAll(store.path());
+    const std::string text = test::readText(store.path());
     auto fast = parseJournalFast(text, std::nullopt);
     REQUIRE(fast);  // the writer's shape is the fast reader's
     auto reference = parseJournalReference(text, std::nullopt, "j.json");

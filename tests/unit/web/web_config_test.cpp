@@ -7,25 +7,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../support/temp_dir.hpp"
 #include "web/web_config.hpp"
 
 using namespace rxtune;
 
 namespace {
 
-struct TempDir {
-    std::filesystem::path path;
-    TempDir() {
-        std::string t = (std::filesystem::temp_directory_path() / "rxtune-web-XXXXXX").string();
-        REQUIRE(mkdtemp(t.data()));
-        path = t;
-    }
-    ~TempDir() { std::filesystem::remove_all(path); }
-    std::string write(const std::string& name, const std::string& text) const {
-        std::ofstream(path / name) << text;
-        return (path / name).string();
-    }
-};
+using test::TempDir;
 
 // A bcrypt hash of `password` made here (cost 4: quick), never a shipped one.
 std::string bcrypt(const std::string& password) {
@@ -136,13 +125,13 @@ TEST_CASE("bcrypt hashes are told from anything else", "[web]") {
 }
 
 TEST_CASE("loading a web config reads the files it names", "[web]") {
-    TempDir d;
-    d.write("c.pem", "certificate\n");
-    d.write("k.pem", "key\n");
-    auto ok = loadWebConfig(d.write("w.yml", "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n"));
+    TempDir d("rxtune-web");
+    d.put("c.pem", "certificate\n");
+    d.put("k.pem", "key\n");
+    auto ok = loadWebConfig(d.put("w.yml", "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n"));
     REQUIRE(ok);
     CHECK(ok->tls->certFile == (d.path / "c.pem").string());
-    auto missing = loadWebConfig(d.write("w.yml", "tls_server_config:\n  cert_file: c.pem\n  key_file: nokey.pem\n"));
+    auto missing = loadWebConfig(d.put("w.yml", "tls_server_config:\n  cert_file: c.pem\n  key_file: nokey.pem\n"));
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message().find("tls_server_config.key_file") != std::string::npos);
     CHECK(missing.error().message().find("nokey.pem: cannot be read") != std::string::npos);
@@ -156,7 +145,7 @@ TEST_CASE("loading a web config reads the files it names", "[web]") {
 // then fail, so rxtune refuses the file).
 TEST_CASE("rxtune and promtool check web-config agree", "[web][promtool]") {
     if (std::system("command -v promtool >/dev/null 2>&1") != 0) FAIL("promtool is missing: make deps installs the Debian package prometheus");
-    TempDir d;
+    TempDir d("rxtune-web");
     const std::string gen = "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=localhost "
                             "-keyout " + (d.path / "k.pem").string() + " -out " + (d.path / "c.pem").string() + " >/dev/null 2>&1";
     REQUIRE(std::system(gen.c_str()) == 0);
@@ -199,7 +188,7 @@ TEST_CASE("rxtune and promtool check web-config agree", "[web][promtool]") {
     };
     for (const auto& text : configs) {
         INFO(text);
-        const std::string file = d.write("web.yml", text);
+        const std::string file = d.put("web.yml", text);
         const bool promtool = std::system(("promtool check web-config " + file + " >/dev/null 2>&1").c_str()) == 0;
         auto ours = loadWebConfig(file);
         INFO((ours ? std::string("rxtune: ok") : "rxtune: " + ours.error().message()));
