@@ -108,26 +108,114 @@ ScrapeServer::~ScrapeServer() {
     if (thread_.joinable()) thread_.join();
 }
 
-void ScrapeServer::loop() {
-    UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
-    auto add = [&](int fd, std::uint32_t events) {
+namespace {
+
+// The connections one loop serves, each a small state machine: read the request head until its
+// blank line (or the size limit), answer, send what the socket takes, close; all within one
+// deadline. Accept order is deadline order (one timeout for all).
+class Connections {
+public:
+    Connections(int ep, const ScrapeServerOptions& opts, const ScrapeServer::Render& render)
+        : ep_(ep), opts_(opts), render_(render) {}
+
+    void watch(int fd, std::uint32_t events) {
         epoll_event ev{};
         ev.events = events;
         ev.data.fd = fd;
-        ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
-    };
-    add(listener_.get(), EPOLLIN);
-    add(stop_.get(), EPOLLIN);
-    std::map<int, Conn> conns;
-    std::list<int> order;  // accept order = deadline order (one timeout for all)
-    auto drop = [&](int fd) {
-        auto it = conns.find(fd);
-        if (it == conns.end()) return;
-        order.erase(it->second.age);
-        conns.erase(it);  // UniqueFd closes; epoll forgets a closed fd
-    };
+        ::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev);
+    }
+
+    // Until the oldest connection's deadline, or a second.
+    int timeoutMs() const {
+        if (order_.empty()) return 1000;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(conns_.at(order_.front()).deadline - Clock::now());
+        return static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1000));
+    }
+
+    void acceptAll(int listener) {
+        while (true) {
+            int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                if ((errno == EMFILE || errno == ENFILE) && !order_.empty()) {
+                    drop(order_.front());  // out of descriptors: the oldest connection makes room
+                    continue;
+                }
+                return;  // EAGAIN, or nothing to free
+            }
+            if (conns_.size() >= opts_.maxConnections) drop(order_.front());
+            order_.push_back(fd);
+            Conn& c = conns_[fd];
+            c.fd = UniqueFd(fd);
+            c.deadline = Clock::now() + opts_.requestTimeout;
+            c.age = std::prev(order_.end());
+            watch(fd, EPOLLIN | EPOLLRDHUP);
+        }
+    }
+
+    // A connection's event: more of its request, or room to send more of its answer.
+    void onEvent(int fd, std::uint32_t ev) {
+        auto it = conns_.find(fd);
+        if (it == conns_.end()) return;
+        Conn& c = it->second;
+        if (c.writing) {
+            if (!flush(c)) drop(fd);
+            return;
+        }
+        const bool closed = readRequest(c);
+        if (c.in.find("\r\n\r\n") != std::string::npos) {
+            answer(c);
+            if (!flush(c)) drop(fd);
+        } else if (c.in.size() > opts_.maxRequestBytes) {
+            c.out = response(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
+            if (!flush(c)) drop(fd);
+        } else if (closed || (ev & (EPOLLHUP | EPOLLERR))) {
+            drop(fd);
+        }
+    }
+
+    // Whatever has not finished by its deadline goes, oldest first.
+    void expire() {
+        const auto now = Clock::now();
+        while (!order_.empty() && conns_.at(order_.front()).deadline <= now) drop(order_.front());
+    }
+
+private:
+    void drop(int fd) {
+        auto it = conns_.find(fd);
+        if (it == conns_.end()) return;
+        order_.erase(it->second.age);
+        conns_.erase(it);  // UniqueFd closes; epoll forgets a closed fd
+    }
+
+    // Reads what the socket has, up to the head's end or the size limit; true when the client
+    // closed or the connection broke.
+    static bool readRequest(Conn& c, std::size_t maxBytes) {
+        char buf[4096];
+        while (true) {
+            ssize_t r = ::recv(c.fd.get(), buf, sizeof buf, MSG_DONTWAIT);
+            if (r > 0) {
+                c.in.append(buf, static_cast<std::size_t>(r));
+                if (c.in.find("\r\n\r\n") != std::string::npos || c.in.size() > maxBytes) return false;
+                continue;
+            }
+            return !(r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+        }
+    }
+    bool readRequest(Conn& c) const { return readRequest(c, opts_.maxRequestBytes); }
+
+    void answer(Conn& c) const {
+        const RequestHead h = parseRequestHead(c.in);
+        if (h.method.empty()) c.out = response(400, "Bad Request", "text/plain", "bad request\n");
+        else if (h.method != "GET") c.out = response(405, "Method Not Allowed", "text/plain", "GET only\n");
+        else if (h.path == "/metrics") c.out = response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_());
+        else if (h.path == "/") c.out = response(200, "OK", "text/html", "<a href=\"/metrics\">/metrics</a>\n");
+        else c.out = response(404, "Not Found", "text/plain", "not found\n");
+        c.in.clear();
+        c.in.shrink_to_fit();
+    }
+
     // Sends what is left; false when the connection is done (sent or broken).
-    auto flush = [&](Conn& c) {
+    bool flush(Conn& c) const {
         while (c.sent < c.out.size()) {
             ssize_t n = ::send(c.fd.get(), c.out.data() + c.sent, c.out.size() - c.sent, MSG_NOSIGNAL | MSG_DONTWAIT);
             if (n > 0) {
@@ -140,7 +228,7 @@ void ScrapeServer::loop() {
                     epoll_event ev{};
                     ev.events = EPOLLOUT;
                     ev.data.fd = c.fd.get();
-                    ::epoll_ctl(ep.get(), EPOLL_CTL_MOD, c.fd.get(), &ev);
+                    ::epoll_ctl(ep_, EPOLL_CTL_MOD, c.fd.get(), &ev);
                 }
                 return true;
             }
@@ -148,88 +236,33 @@ void ScrapeServer::loop() {
         }
         ::shutdown(c.fd.get(), SHUT_WR);
         return false;
-    };
-    auto answer = [&](Conn& c) {
-        const RequestHead h = parseRequestHead(c.in);
-        if (h.method.empty()) c.out = response(400, "Bad Request", "text/plain", "bad request\n");
-        else if (h.method != "GET") c.out = response(405, "Method Not Allowed", "text/plain", "GET only\n");
-        else if (h.path == "/metrics") c.out = response(200, "OK", "text/plain; version=0.0.4; charset=utf-8", render_());
-        else if (h.path == "/") c.out = response(200, "OK", "text/html", "<a href=\"/metrics\">/metrics</a>\n");
-        else c.out = response(404, "Not Found", "text/plain", "not found\n");
-        c.in.clear();
-        c.in.shrink_to_fit();
-    };
-    auto accept = [&] {
-        while (true) {
-            int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd < 0) {
-                if ((errno == EMFILE || errno == ENFILE) && !order.empty()) {
-                    drop(order.front());  // out of descriptors: the oldest connection makes room
-                    continue;
-                }
-                return;  // EAGAIN, or nothing to free
-            }
-            if (conns.size() >= opts_.maxConnections) drop(order.front());
-            order.push_back(fd);
-            Conn& c = conns[fd];
-            c.fd = UniqueFd(fd);
-            c.deadline = Clock::now() + opts_.requestTimeout;
-            c.age = std::prev(order.end());
-            add(fd, EPOLLIN | EPOLLRDHUP);
-        }
-    };
+    }
+
+    int ep_;
+    const ScrapeServerOptions& opts_;
+    const ScrapeServer::Render& render_;
+    std::map<int, Conn> conns_;
+    std::list<int> order_;  // accept order = deadline order
+};
+
+}  // namespace
+
+void ScrapeServer::loop() {
+    UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+    Connections conns(ep.get(), opts_, render_);
+    conns.watch(listener_.get(), EPOLLIN);
+    conns.watch(stop_.get(), EPOLLIN);
     std::array<epoll_event, 64> events{};
     while (true) {
-        // Sleep until the oldest connection's deadline (all share one timeout), or a second.
-        int timeoutMs = 1000;
-        if (!order.empty()) {
-            auto left = std::chrono::duration_cast<std::chrono::milliseconds>(conns.at(order.front()).deadline - Clock::now());
-            timeoutMs = static_cast<int>(std::clamp<long long>(left.count() + 1, 0, 1000));
-        }
-        int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), timeoutMs);
+        int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), conns.timeoutMs());
         if (n < 0 && errno != EINTR) return;
         for (int i = 0; i < n; ++i) {
-            const int fd = events[static_cast<std::size_t>(i)].data.fd;
-            const std::uint32_t ev = events[static_cast<std::size_t>(i)].events;
-            if (fd == stop_.get()) return;
-            if (fd == listener_.get()) {
-                accept();
-                continue;
-            }
-            auto it = conns.find(fd);
-            if (it == conns.end()) continue;
-            Conn& c = it->second;
-            if (c.writing) {
-                if (!flush(c)) drop(fd);
-                continue;
-            }
-            char buf[4096];
-            bool done = false;
-            while (true) {
-                ssize_t r = ::recv(fd, buf, sizeof buf, MSG_DONTWAIT);
-                if (r > 0) {
-                    c.in.append(buf, static_cast<std::size_t>(r));
-                    if (c.in.find("\r\n\r\n") != std::string::npos) break;
-                    if (c.in.size() > opts_.maxRequestBytes) break;
-                    continue;
-                }
-                if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-                done = true;  // closed by the client, or broken
-                break;
-            }
-            if (c.in.find("\r\n\r\n") != std::string::npos) {
-                answer(c);
-                if (!flush(c)) drop(fd);
-            } else if (c.in.size() > opts_.maxRequestBytes) {
-                c.out = response(431, "Request Header Fields Too Large", "text/plain", "request too large\n");
-                if (!flush(c)) drop(fd);
-            } else if (done || (ev & (EPOLLHUP | EPOLLERR))) {
-                drop(fd);
-            }
+            const epoll_event& e = events[static_cast<std::size_t>(i)];
+            if (e.data.fd == stop_.get()) return;
+            if (e.data.fd == listener_.get()) conns.acceptAll(listener_.get());
+            else conns.onEvent(e.data.fd, e.events);
         }
-        // Whatever has not finished by its deadline goes, oldest first.
-        const auto now = Clock::now();
-        while (!order.empty() && conns.at(order.front()).deadline <= now) drop(order.front());
+        conns.expire();
     }
 }
 
