@@ -1,8 +1,10 @@
 // The scrape endpoint under abuse: clients that connect and send nothing, or send a request one
 // byte a second, held open (reconnected as soon as the server drops them), while a scraper asks
 // for /metrics once every 100 ms. Compares, in one run, prometheus-cpp's civetweb exposer as the
-// daemon configured it (8 threads, 5 s request timeout), civetweb tuned (64 threads, 1 s), and
-// rxtune's non-blocking ScrapeServer, all serving the same registry.
+// daemon configured it (8 threads, 5 s request timeout), civetweb tuned (64 threads, 1 s),
+// libmicrohttpd (Debian's 0.9.75: one epoll thread, 4096 connections, 10 s idle timeout; the
+// library #33 would serve TLS and basic auth with) and rxtune's non-blocking ScrapeServer, all
+// serving the same registry.
 //   scrape_abuse [IDLE] [SLOW] [SCRAPES]       the comparison (defaults 1000 100 50)
 //   scrape_abuse hold HOST PORT IDLE SLOW SECONDS   only the abuse, against a running daemon
 #include <arpa/inet.h>
@@ -20,11 +22,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <microhttpd.h>
 #include <prometheus/exposer.h>
 #include <prometheus/gauge.h>
 #include <prometheus/registry.h>
@@ -127,6 +131,40 @@ double scrape(const std::string& host, int port, double timeout) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
+// A libmicrohttpd endpoint as #33 would start one: its own epoll thread, the connection limit,
+// timeout and request size of rxtune's ScrapeServer (4096 connections; 10 s, which libmicrohttpd
+// counts from a connection's last byte, not its first; a per-connection memory pool of 16 KiB,
+// room for the 8 KiB request head ScrapeServer takes). At its limit libmicrohttpd refuses new
+// connections; ScrapeServer closes its oldest unfinished one instead.
+struct MhdServer {
+    MHD_Daemon* daemon = nullptr;
+    std::function<std::string()> render;
+    static MHD_Result answer(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
+                             size_t*, void**) {
+        auto* self = static_cast<MhdServer*>(cls);
+        const bool metrics = std::strcmp(method, "GET") == 0 && std::strcmp(url, "/metrics") == 0;
+        const std::string body = metrics ? self->render() : "not found\n";
+        MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+        MHD_add_response_header(r, "Content-Type", metrics ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain");
+        const MHD_Result q = MHD_queue_response(c, metrics ? MHD_HTTP_OK : MHD_HTTP_NOT_FOUND, r);
+        MHD_destroy_response(r);
+        return q;
+    }
+    MhdServer(int port, std::function<std::string()> f) : render(std::move(f)) {
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(static_cast<uint16_t>(port));
+        inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+        daemon = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD, static_cast<uint16_t>(port), nullptr, nullptr, &answer, this,
+                                  MHD_OPTION_SOCK_ADDR, &a, MHD_OPTION_CONNECTION_LIMIT, 4096u,
+                                  MHD_OPTION_CONNECTION_TIMEOUT, 10u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                  static_cast<size_t>(16384), MHD_OPTION_END);
+    }
+    ~MhdServer() {
+        if (daemon) MHD_stop_daemon(daemon);
+    }
+};
+
 long rssKb() {
     std::ifstream in("/proc/self/status");
     std::string line;
@@ -166,10 +204,12 @@ int main(int argc, char** argv) {
                 idle, slow, scrapes, std::thread::hardware_concurrency());
     std::printf("%-34s %8s %8s %8s %9s %12s %10s\n", "server", "ok", "p50 ms", "p99 ms", "max ms", "reconnects", "RSS +KiB");
     int port = 19931;
-    for (const std::string kind : {"civetweb (8 threads, 5 s)", "civetweb (64 threads, 1 s)", "rxtune ScrapeServer"}) {
+    for (const std::string kind : {"civetweb (8 threads, 5 s)", "civetweb (64 threads, 1 s)", "libmicrohttpd (epoll, 10 s)",
+                                   "rxtune ScrapeServer"}) {
         ++port;
         std::unique_ptr<prometheus::Exposer> exposer;
         std::unique_ptr<rxtune::ScrapeServer> server;
+        std::unique_ptr<MhdServer> mhd;
         const long rss0 = rssKb();
         const std::string listen = "127.0.0.1:" + std::to_string(port);
         if (kind.starts_with("civetweb")) {
@@ -178,6 +218,12 @@ int main(int argc, char** argv) {
                 "listening_ports", listen, "num_threads", tuned ? "64" : "8", "request_timeout_ms", tuned ? "1000" : "5000",
                 "enable_keep_alive", "no"});
             exposer->RegisterCollectable(registry);
+        } else if (kind.starts_with("libmicrohttpd")) {
+            mhd = std::make_unique<MhdServer>(port, [registry] { return prometheus::TextSerializer().Serialize(registry->Collect()); });
+            if (!mhd->daemon) {
+                std::fprintf(stderr, "libmicrohttpd did not start on port %d\n", port);
+                return 1;
+            }
         } else {
             rxtune::ScrapeServerOptions o;
             o.listen = listen;
