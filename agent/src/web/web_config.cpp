@@ -197,10 +197,12 @@ const std::vector<std::string_view>& knownCipherSuites() {
 }
 
 bool isBcryptHash(std::string_view h) {
-    auto b64 = [](char ch) { return ch == '.' || ch == '/' || std::isalnum(static_cast<unsigned char>(ch)); };
+    // ASCII classes by hand: std::isalnum follows the locale.
+    auto digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+    auto b64 = [&](char ch) { return ch == '.' || ch == '/' || digit(ch) || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'); };
     if (h.size() != 60 || !h.starts_with("$2") || (h[2] != 'a' && h[2] != 'b' && h[2] != 'y') || h[3] != '$' || h[6] != '$')
         return false;
-    if (!std::isdigit(static_cast<unsigned char>(h[4])) || !std::isdigit(static_cast<unsigned char>(h[5]))) return false;
+    if (!digit(h[4]) || !digit(h[5])) return false;
     const int cost = (h[4] - '0') * 10 + (h[5] - '0');
     return cost >= 4 && cost <= 31 && std::all_of(h.begin() + 7, h.end(), b64);
 }
