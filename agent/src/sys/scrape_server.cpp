@@ -189,19 +189,18 @@ private:
 
     // Reads what the socket has, up to the head's end or the size limit; true when the client
     // closed or the connection broke.
-    static bool readRequest(Conn& c, std::size_t maxBytes) {
+    bool readRequest(Conn& c) const {
         char buf[4096];
         while (true) {
             ssize_t r = ::recv(c.fd.get(), buf, sizeof buf, MSG_DONTWAIT);
             if (r > 0) {
                 c.in.append(buf, static_cast<std::size_t>(r));
-                if (c.in.find("\r\n\r\n") != std::string::npos || c.in.size() > maxBytes) return false;
+                if (c.in.find("\r\n\r\n") != std::string::npos || c.in.size() > opts_.maxRequestBytes) return false;
                 continue;
             }
             return !(r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
         }
     }
-    bool readRequest(Conn& c) const { return readRequest(c, opts_.maxRequestBytes); }
 
     void answer(Conn& c) const {
         const RequestHead h = parseRequestHead(c.in);
