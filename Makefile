@@ -7,7 +7,7 @@ SHELL := /bin/bash
 APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
 	libdpdk-dev libbpf-dev bpftool libcli11-dev nlohmann-json3-dev libsystemd-dev \
-	libexpected-dev libcrypt-dev libmicrohttpd-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter strace \
+	libexpected-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter strace \
 	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux \
 	mmdebstrap podman runc python3-yaml libcap2-bin \
 	libglib2.0-0 libnuma1 libcap-ng0 \

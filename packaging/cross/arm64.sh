@@ -27,7 +27,7 @@ NATIVE="build-essential crossbuild-essential-arm64 meson ninja-build pkgconf cla
   debhelper dpkg-dev fakeroot lintian qemu-user-static bash-completion catch2 libcli11-dev nlohmann-json3-dev
   libexpected-dev systemd file"
 ARM64="libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev prometheus-cpp-dev libdpdk-dev libbpf-dev
-  libsystemd-dev libcrypt-dev libmicrohttpd-dev libelf-dev zlib1g-dev pkgconf"
+  libsystemd-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev libelf-dev zlib1g-dev pkgconf"
 
 say() { printf 'cross-arm64: %s\n' "$*"; }
 

@@ -153,6 +153,19 @@ sleep 8
 sed "s/@V@/$V/" /lab/lab.yaml > /etc/rxtune/lab.yaml
 sleep 8
 scrape > /dev/null
+# The scrape endpoint locked, under the same filter: TLS and basic auth from a web config given by
+# a reload (GnuTLS and libmicrohttpd in the unit's sandbox); certificates made on the host.
+mkdir -p /etc/rxtune/tls
+cp /lab/ca.crt /lab/tls.crt /lab/tls.key /etc/rxtune/tls/
+cp /lab/web.yml /etc/rxtune/web.yml
+echo "web_config: /etc/rxtune/web.yml" >> /etc/rxtune/rxtune.yaml
+step tls_reload systemctl reload rxtune
+TLSCURL="curl -s --max-time 5 --cacert /etc/rxtune/tls/ca.crt https://127.0.0.1:9867/metrics"
+step tls_scrape sh -c "$TLSCURL -u prometheus:lab-password | grep -c '^rxtune_build_info'"
+step tls_noauth sh -c "$TLSCURL -o /dev/null -w '%{http_code}' -u prometheus:wrong"
+step tls_plain sh -c "curl -s --max-time 5 http://127.0.0.1:9867/metrics; echo rc=\$?"
+sed -i '/^web_config:/d' /etc/rxtune/rxtune.yaml
+step tls_off systemctl reload rxtune
 step strict_unit systemctl show -p ActiveState -p SubState -p NRestarts -p Result rxtune
 step audit sh -c "journalctl -k -b --no-pager | grep -E 'type=1326|audit.*seccomp' || true"
 rm /etc/systemd/system/rxtune.service.d/seccomp-kill.conf
@@ -310,6 +323,38 @@ def flood_when_ready(results: Path, port: int, seconds: float) -> tuple[threadin
     return t, stop, sent
 
 
+WEB_CONFIG = """tls_server_config:
+  cert_file: tls/tls.crt
+  key_file: tls/tls.key
+basic_auth_users:
+  prometheus: @HASH@
+"""
+
+
+def tls_files(d: Path) -> dict[str, Path | str]:
+    """A CA and the guest's server certificate (IP SAN 127.0.0.1), made here by openssl, and a web
+    config with one user (password lab-password) whose bcrypt hash libxcrypt makes."""
+    import ctypes
+    import subprocess
+    d.mkdir(parents=True, exist_ok=True)
+    def ossl(*args: str) -> None:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    ossl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "2", "-subj", "/CN=lab CA",
+         "-keyout", str(d / "ca.key"), "-out", str(d / "ca.crt"))
+    ossl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-subj", "/CN=rxtune",
+         "-keyout", str(d / "tls.key"), "-out", str(d / "tls.csr"))
+    (d / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
+    ossl("x509", "-req", "-in", str(d / "tls.csr"), "-CA", str(d / "ca.crt"), "-CAkey", str(d / "ca.key"), "-CAcreateserial",
+         "-days", "2", "-extfile", str(d / "san.ext"), "-out", str(d / "tls.crt"))
+    lib = ctypes.CDLL("libcrypt.so.1")
+    lib.crypt_gensalt.restype = ctypes.c_char_p
+    lib.crypt.restype = ctypes.c_char_p
+    salt = lib.crypt_gensalt(b"$2y$", 10, None, 0)
+    hashed = lib.crypt(b"lab-password", salt).decode()
+    return {"ca.crt": d / "ca.crt", "tls.crt": d / "tls.crt", "tls.key": d / "tls.key",
+            "web.yml": WEB_CONFIG.replace("@HASH@", hashed)}
+
+
 def free_udp_port() -> int:
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind(("127.0.0.1", 0))
@@ -329,7 +374,8 @@ def check_kernel(c: vmlab.Checks, image: vmlab.SystemImage | None, series: str, 
     kernel = image.kernel(series)
     port = free_udp_port()
     guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci", "e1000e", "rtl8139"], hostfwd=[f"udp:127.0.0.1:{port}-:5555"])
-    files = {"rxtune.deb": deb, "lab.yaml": LAB_PROFILE, "xdp.yaml": XDP_PROFILE, "rxtune.yaml": DAEMON_CONFIG}
+    files = {"rxtune.deb": deb, "lab.yaml": LAB_PROFILE, "xdp.yaml": XDP_PROFILE, "rxtune.yaml": DAEMON_CONFIG,
+             **tls_files(work / "tls")}
     scenario = SCENARIO.replace("@FLOOD_WAIT@", str(FLOOD_SECONDS + 4))
     t, stop, sent = flood_when_ready(work / "results.log", port, FLOOD_SECONDS)
     print(f"guest: Debian 12, kernel {kernel}, 4 vCPUs in 2 NUMA nodes, virtio-net + e1000e + rtl8139, systemd as PID 1")
@@ -415,6 +461,12 @@ def check_boot(c: vmlab.Checks, boot: vmlab.Boot, series: str, kernel: str, matr
         ok("XDP native on virtio-net: in place, or generic/refused with the reason said", generic or bool(xlog.strip()),
            link + "\n" + xlog, "XDP native (virtio-net)", degraded=reason[:200])
     ok("XDP steering's counters and state in /metrics", "rxtune_bpf_info" in boot["xdp_metrics"].out, boot["xdp_metrics"].out)
+    tls_ok = boot["tls_reload"].rc == 0 and boot["tls_scrape"].out.strip() == "1"
+    ok("the scrape endpoint locked by a reload under the unit: TLS with basic auth serves, a wrong password gets 401, "
+       "plain HTTP gets no answer, and it opens again", tls_ok and boot["tls_noauth"].out.strip() == "401" and
+       "rxtune_" not in boot["tls_plain"].out and "rc=0" not in boot["tls_plain"].out and boot["tls_off"].rc == 0,
+       " | ".join(f"{k}: rc {boot[k].rc} {boot[k].out.strip()[:300]}" for k in ("tls_reload", "tls_scrape", "tls_noauth", "tls_plain", "tls_off")),
+       "scrape endpoint TLS + basic auth (unit)")
     su = boot["strict_unit"].out
     ok("under seccomp kill (instead of EPERM) the daemon lives through start, reload, XDP and back", "ActiveState=active" in su and
        "NRestarts=0" in su, su, "seccomp filter (kill mode)")

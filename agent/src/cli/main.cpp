@@ -1,4 +1,5 @@
 // rxtune: the one-shot command line. Creates the real OS objects and hands them down.
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -108,6 +109,10 @@ int main(int argc, char** argv) {
     std::string configPath = "/etc/rxtune/rxtune.yaml";
     auto* daemon = app.add_subcommand("daemon", "Run the agent: keep the profile applied, serve Prometheus metrics");
     auto* configOpt = daemon->add_option("-c,--config", configPath, "Daemon configuration")->capture_default_str();
+    std::string webConfigFile;
+    daemon->add_option("--web.config.file", webConfigFile,
+                       "The scrape endpoint's TLS and basic auth, in exporter-toolkit's web config format (overrides web_config)")
+        ->check(CLI::ExistingFile);
 
     rxtune::ReloadOptions rl;
     auto* reload = app.add_subcommand("reload", "Ask the running daemon to reload its configuration and profile; wait for its answer "
@@ -127,7 +132,11 @@ int main(int argc, char** argv) {
     if (apply->parsed()) return rxtune::runApply(tune);
     if (verify->parsed()) return rxtune::runVerify(tune);
     if (revert->parsed()) return rxtune::runRevert(tune);
-    if (daemon->parsed()) return rxtune::runDaemon(configPath, configOpt->count() > 0);
+    if (daemon->parsed()) {
+        // Read again at each reload: absolute, whatever the working directory is then.
+        if (!webConfigFile.empty()) webConfigFile = std::filesystem::absolute(webConfigFile).lexically_normal().string();
+        return rxtune::runDaemon(configPath, configOpt->count() > 0, webConfigFile);
+    }
     if (status->parsed()) return rxtune::runStatus(st);
     if (reload->parsed()) return rxtune::runReload(rl);
     return 1;

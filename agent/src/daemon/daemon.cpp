@@ -41,7 +41,7 @@
 #include "sys/events.hpp"
 #include "sys/link_watch.hpp"
 #include "sys/netlink.hpp"
-#include "sys/scrape_server.hpp"
+#include "web/web_server.hpp"
 
 #ifndef RXTUNE_VERSION
 #define RXTUNE_VERSION "0.0.0"
@@ -60,6 +60,14 @@ constexpr auto kNoiseBatch = std::chrono::milliseconds(2);
 constexpr auto kBurstSettle = std::chrono::microseconds(300);
 // How long the configuration's directories must be quiet before a change on disk is reloaded.
 constexpr auto kReloadDebounce = std::chrono::milliseconds(200);
+
+// "TLS (client certificates: RequireAndVerifyClientCert), basic auth (2 users)", or "plain HTTP".
+std::string describe(const WebEndpoint& web) {
+    std::string s = web.tls ? std::string("TLS (client certificates: ") + toString(web.tls->clientAuth) + ")" : "plain HTTP";
+    if (!web.users.empty()) s += ", basic auth (" + std::to_string(web.users.size()) + (web.users.size() == 1 ? " user)" : " users)");
+    if (!web.file.empty()) s += " from " + web.file;
+    return s;
+}
 
 double monotonicSeconds() { return std::chrono::duration<double>(Clock::now().time_since_epoch()).count(); }
 
@@ -85,14 +93,33 @@ void checkCapabilities(const DaemonConfig& cfg) {
 struct Loaded {
     DaemonConfig config;
     Profile profile;
+    std::shared_ptr<const WebEndpoint> web;  // the scrape endpoint's TLS, users and headers
 };
 
-Result<Loaded> loadAll(const std::string& path, bool given) {
-    auto cfg = loadDaemonConfig(path, given);
+// Where the daemon's configuration comes from: its file, and the web config flag (which wins over
+// the file's web_config key, as --web.config.file does for node_exporter).
+struct Sources {
+    std::string configPath;
+    bool configGiven = false;
+    std::string webConfigFlag;
+};
+
+Result<std::shared_ptr<const WebEndpoint>> loadWeb(const std::string& path) {
+    if (path.empty()) return plainWebEndpoint();
+    auto web = loadWebConfig(path);
+    if (!web) return failWith(web.error());
+    return prepareWebEndpoint(*web);
+}
+
+Result<Loaded> loadAll(const Sources& src) {
+    auto cfg = loadDaemonConfig(src.configPath, src.configGiven);
     if (!cfg) return failWith(cfg.error());
     auto prof = loadProfile(cfg->profile, profileSearchPath());
     if (!prof) return failWith(prof.error().withContext("profile " + cfg->profile));
-    return Loaded{std::move(*cfg), std::move(*prof)};
+    if (!src.webConfigFlag.empty()) cfg->webConfig = src.webConfigFlag;
+    auto web = loadWeb(cfg->webConfig);
+    if (!web) return failWith(web.error().withContext("web config"));
+    return Loaded{std::move(*cfg), std::move(*prof), std::move(*web)};
 }
 
 std::uint64_t usec(std::chrono::milliseconds d) { return static_cast<std::uint64_t>(d.count()) * 1000; }
@@ -101,11 +128,12 @@ std::uint64_t usec(std::chrono::milliseconds d) { return static_cast<std::uint64
 // due; one idle-priority handler then does it, once per burst of events.
 class Agent {
 public:
-    Agent(Loaded loaded, std::string configPath, bool configGiven, FileTree& fs, NetlinkSource& nl, Metrics& metrics)
+    Agent(Loaded loaded, Sources sources, WebServer& web, FileTree& fs, NetlinkSource& nl, Metrics& metrics)
         : cfg_(std::move(loaded.config)),
           profile_(std::move(loaded.profile)),
-          configPath_(std::move(configPath)),
-          configGiven_(configGiven),
+          web_(std::move(loaded.web)),
+          sources_(std::move(sources)),
+          server_(web),
           fs_(fs),
           nl_(nl),
           metrics_(metrics),
@@ -168,8 +196,9 @@ private:
 
     DaemonConfig cfg_;
     Profile profile_;
-    std::string configPath_;
-    bool configGiven_;
+    std::shared_ptr<const WebEndpoint> web_;  // what new scrape connections are served with
+    Sources sources_;
+    WebServer& server_;
     FileTree& fs_;
     NetlinkSource& nl_;
     Metrics& metrics_;
@@ -366,7 +395,12 @@ void Agent::writeStatus() const {
 void Agent::reload(bool asked) {
     const auto started = Clock::now();
     auto took = [&] { return std::chrono::duration<double>(Clock::now() - started).count(); };
-    auto next = loadAll(configPath_, configGiven_);
+    auto next = loadAll(sources_);
+    // A new web config (or certificate) goes to the server first: if it refuses it, the whole
+    // reload is refused and everything stays as it runs.
+    const bool webChanged = next && (next->web->digest != web_->digest || next->web->file != web_->file);
+    if (webChanged)
+        if (auto used = server_.use(next->web); !used) next = failWith(used.error().withContext("web config"));
     if (!next) {
         const std::string why = next.error().message();
         // A broken file stays broken until it changes again: a change on disk says so once.
@@ -378,7 +412,8 @@ void Agent::reload(bool asked) {
         watchConfigDirs();  // a file that now includes another directory's is watched there too
         return;
     }
-    if (!asked && next->config.digest == cfg_.digest && next->profile.digest == profile_.digest && next->profile.name == profile_.name) {
+    if (!asked && !webChanged && next->config.digest == cfg_.digest && next->profile.digest == profile_.digest &&
+        next->profile.name == profile_.name) {
         // A touch, or a swap to the contents in force: nothing to do, but a broken version that
         // was refused before is gone from disk now.
         if (!refusedFingerprint_.empty()) {
@@ -398,6 +433,8 @@ void Agent::reload(bool asked) {
     bpf_.reconfigure(cfg_, next->config);
     cfg_ = std::move(next->config);
     profile_ = std::move(next->profile);
+    if (webChanged) LOG_N("scrape endpoint: " + describe(*next->web) + " for new connections");
+    web_ = std::move(next->web);
     if (profile_.steering.mode == SteeringMode::kAuto) auto_.setThresholds(profile_.steering.autoThresholds);
     else auto_.clear();  // no longer auto: the static plan decides
     sd_event_source_set_time_relative(driftSrc_, usec(cfg_.driftInterval));
@@ -441,7 +478,8 @@ void Agent::watchConfigDirs() {
         const fs::path real = fs::weakly_canonical(p, ec);
         if (!ec) dirs.insert(real.parent_path().string());
     };
-    both(configPath_);
+    both(sources_.configPath);
+    for (const auto& f : web_->files) both(f);  // a Secret's ..data swap, a renewed certificate
     if (isProfilePath(cfg_.profile)) both(cfg_.profile);
     for (const auto& f : profile_.files) both(f);
     for (const auto& d : profileSearchPath()) dirs.insert(d);
@@ -586,7 +624,8 @@ int Agent::run() {
 
 }  // namespace
 
-int runDaemon(const std::string& configPath, bool configGiven) {
+int runDaemon(const std::string& configPath, bool configGiven, const std::string& webConfigFile) {
+    const Sources sources{configPath, configGiven, webConfigFile};
     // Block the signals before any thread exists (the scrape server's): threads inherit the mask,
     // so TERM/INT/HUP reach only the event loop's signal sources.
     sigset_t set;
@@ -600,7 +639,7 @@ int runDaemon(const std::string& configPath, bool configGiven) {
     noop.sa_handler = [](int) {};
     sigemptyset(&noop.sa_mask);
     for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaction(s, &noop, nullptr);
-    auto loaded = loadAll(configPath, configGiven);
+    auto loaded = loadAll(sources);
     if (!loaded) {
         LOG_E(loaded.error().message());
         return 1;
@@ -617,17 +656,19 @@ int runDaemon(const std::string& configPath, bool configGiven) {
         return 1;
     }
     Metrics metrics(RXTUNE_VERSION);
-    // One non-blocking thread serves scrapes: idle or slow clients cannot hold it (sys/scrape_server).
-    ScrapeServerOptions http;
+    // One thread serves scrapes (libmicrohttpd under our admission and deadlines): idle or slow
+    // clients cannot hold it (web/web_server).
+    WebServerOptions http;
     http.listen = loaded->config.listen;
     http.maxConnections = loaded->config.httpMaxConnections;
     http.requestTimeout = loaded->config.httpTimeout;
     auto registry = metrics.registry();
-    auto server = ScrapeServer::start(http, [registry] { return prometheus::TextSerializer().Serialize(registry->Collect()); });
+    auto server = WebServer::start(http, loaded->web, [registry] { return prometheus::TextSerializer().Serialize(registry->Collect()); });
     if (!server) {
-        LOG_E("cannot listen on " + loaded->config.listen + ": " + server.error().message());
+        LOG_E("cannot serve on " + loaded->config.listen + ": " + server.error().message());
         return 1;
     }
+    LOG_N("scrape endpoint on " + loaded->config.listen + ": " + describe(*loaded->web));
     FileTree fs("/");
     if (loaded->config.procSys != "/proc/sys") fs.redirect("proc/sys/", loaded->config.procSys);
     auto nl = Netlink::open();
@@ -635,7 +676,7 @@ int runDaemon(const std::string& configPath, bool configGiven) {
         LOG_E(nl.error().message());
         return 1;
     }
-    Agent agent(std::move(*loaded), configPath, configGiven, fs, **nl, metrics);
+    Agent agent(std::move(*loaded), sources, **server, fs, **nl, metrics);
     return agent.run();
 }
 

@@ -6,6 +6,7 @@
 namespace rxtune {
 
 // Runs until SIGTERM/SIGINT. Returns the process exit code.
-int runDaemon(const std::string& configPath, bool configGiven);
+// webConfigFile: --web.config.file ("" : the configuration's web_config key, if any).
+int runDaemon(const std::string& configPath, bool configGiven, const std::string& webConfigFile);
 
 }  // namespace rxtune

@@ -33,7 +33,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         YAML::Node root = yamlcfg::loadDocument(text, "configuration");
         yamlcfg::requireKeys(root, "", {"profile", "interfaces", "listen", "drift_interval", "metrics_interval", "on_stop",
                                         "state_dir", "run_dir", "bpf_dir", "proc_sys", "http_threads", "http_max_connections", "http_timeout",
-                                        "datapaths", "bpf_accounting", "metrics_interfaces",
+                                        "web_config", "datapaths", "bpf_accounting", "metrics_interfaces",
                                         "bpf_max_softirq_rate"});
         if (auto n = root["profile"]) {
             // A name from the profile directories, or a file: then an absolute path (a relative
@@ -115,6 +115,7 @@ Result<DaemonConfig> parseDaemonConfig(const std::string& text, const std::strin
         if (auto n = root["http_max_connections"])
             c.httpMaxConnections = yamlcfg::integer<std::size_t>(n, "http_max_connections", 16, 65536);
         if (auto n = root["http_timeout"]) c.httpTimeout = duration(n, "http_timeout");
+        if (auto n = root["web_config"]) c.webConfig = yamlcfg::absolutePath(n, "web_config");
     } catch (const yamlcfg::ConfigError& e) {
         return yamlcfg::located(file, e.mark, e.key, e.what);
     } catch (const YAML::Exception& e) {

@@ -35,6 +35,9 @@ struct DaemonConfig {
     std::uint64_t bpfMaxSoftirqRate = 100000;
     std::size_t httpMaxConnections = 4096;         // scrape endpoint: open connections at most
     std::chrono::milliseconds httpTimeout{10000};  // to send a request and take the answer
+    // The scrape endpoint's TLS and basic auth: an exporter-toolkit web config file (web/web_config.hpp);
+    // empty: plain HTTP, open to anyone who reaches `listen`. `--web.config.file` overrides it.
+    std::string webConfig;
     // rxtune-dp telemetry sockets to export as rxtune_datapath_* (an absent one shows up = 0).
     std::vector<std::string> datapaths = {"/var/run/dpdk/rxtune-dp/dpdk_telemetry.v2"};
     // metrics_interfaces: managed (default) | all | [globs]: which devices are read each

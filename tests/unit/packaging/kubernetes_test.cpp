@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "profile/daemon_config.hpp"
+#include "web/web_config.hpp"
 
 using namespace rxtune;
 namespace fs = std::filesystem;
@@ -68,4 +69,39 @@ TEST_CASE("the Kubernetes manifests parse and agree with the daemon and the pack
     REQUIRE(sm.size() == 2);
     CHECK(sm[0]["spec"]["ports"][0]["port"].as<std::string>() == port);
     CHECK(sm[1]["spec"]["endpoints"][0]["port"].as<std::string>() == c["ports"][0]["name"].as<std::string>());
+}
+
+TEST_CASE("the TLS manifests: the Secret's web config, the DaemonSet patch and the HTTPS ServiceMonitor agree", "[packaging][web]") {
+    auto all = docs("web-tls.yaml");
+    auto secret = kind(all, "Secret");
+    auto sm = kind(all, "ServiceMonitor");
+    auto patch = YAML::LoadFile((source() / "packaging/kubernetes/daemonset-tls.patch.yaml").string());
+    auto base = kind(docs("daemonset.yaml"), "DaemonSet");
+
+    const auto c = patch["spec"]["template"]["spec"]["containers"][0];
+    CHECK(c["name"].as<std::string>() == base["spec"]["template"]["spec"]["containers"][0]["name"].as<std::string>());
+    const auto cmd = c["command"].as<std::vector<std::string>>();
+    REQUIRE(cmd.size() == 6);
+    CHECK(cmd[4] == "--web.config.file");
+    const fs::path webFile = cmd[5];
+    CHECK(c["volumeMounts"][0]["mountPath"].as<std::string>() == webFile.parent_path().string());
+
+    // What the projected volume holds: web.yml from rxtune-web, tls.crt and tls.key from rxtune-tls.
+    std::set<std::string> files;
+    for (const auto& src : patch["spec"]["template"]["spec"]["volumes"][0]["projected"]["sources"])
+        for (const auto& item : src["secret"]["items"]) files.insert(item["path"].as<std::string>());
+    CHECK(files == std::set<std::string>{"web.yml", "tls.crt", "tls.key"});
+
+    // The web config parses as the daemon reads it there, and names the projected files.
+    auto web = parseWebConfig(secret["stringData"]["web.yml"].as<std::string>(), webFile.string());
+    REQUIRE(web);
+    REQUIRE(web->tls);
+    CHECK(web->tls->certFile == (webFile.parent_path() / "tls.crt").string());
+    CHECK(web->tls->keyFile == (webFile.parent_path() / "tls.key").string());
+
+    CHECK(sm["metadata"]["name"].as<std::string>() == "rxtune");  // replaces servicemonitor.yaml's
+    CHECK(sm["spec"]["endpoints"][0]["scheme"].as<std::string>() == "https");
+    CHECK(sm["spec"]["endpoints"][0]["tlsConfig"]["ca"]["secret"]["name"].as<std::string>() == "rxtune-tls");
+    // The kubelet's probes only connect once the endpoint wants TLS.
+    CHECK(c["livenessProbe"]["tcpSocket"]["port"].as<int>() == 9867);
 }

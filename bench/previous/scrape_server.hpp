@@ -1,3 +1,5 @@
+// The daemon's scrape endpoint before #33 (hand-written HTTP, no TLS), kept here as the abuse
+// bench's peer: the server that replaced it (agent/src/web/web_server) is measured against it.
 // ScrapeServer: the Prometheus scrape endpoint, served by one thread over epoll. Every connection
 // is a small state machine with a deadline, so clients that connect and send nothing, or send a
 // byte a second, cost a few hundred bytes each and never hold up a scrape (a thread-per-request

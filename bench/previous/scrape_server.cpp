@@ -1,4 +1,4 @@
-#include "sys/scrape_server.hpp"
+#include "previous/scrape_server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,0 +1,603 @@
+#include "web/web_server.hpp"
+
+#include <arpa/inet.h>
+#include <gnutls/gnutls.h>
+#include <gnutls/x509.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <charconv>
+#include <cstdarg>
+#include <cstdint>
+#include <cstring>
+#include <list>
+#include <map>
+
+namespace rxtune {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What each descriptor in the server's epoll set is.
+constexpr std::uint64_t kTagWake = 1, kTagListener = 2, kTagGeneration = 3, kTagGated = 4;  // gated: fd << 8 | tag
+
+Result<sockaddr_storage> parseListen(const std::string& listen, socklen_t& len) {
+    auto colon = listen.rfind(':');
+    if (colon == std::string::npos) return fail(EINVAL, "listen", listen, "expected address:port");
+    std::string host = listen.substr(0, colon);
+    const std::string portText = listen.substr(colon + 1);
+    unsigned port = 0;
+    auto [p, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
+    if (ec != std::errc() || p != portText.data() + portText.size() || port > 65535)
+        return fail(EINVAL, "listen", listen, "bad port");
+    sockaddr_storage ss{};
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
+        a->sin6_family = AF_INET6;
+        a->sin6_port = htons(static_cast<std::uint16_t>(port));
+        if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a->sin6_addr) != 1)
+            return fail(EINVAL, "listen", listen, "bad IPv6 address");
+        len = sizeof(sockaddr_in6);
+    } else {
+        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
+        a->sin_family = AF_INET;
+        a->sin_port = htons(static_cast<std::uint16_t>(port));
+        if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) return fail(EINVAL, "listen", listen, "bad IPv4 address");
+        len = sizeof(sockaddr_in);
+    }
+    return ss;
+}
+
+class Loop;
+
+}  // namespace
+
+// One libmicrohttpd daemon and the web configuration it serves; retired when a newer one came and
+// its last connection closed.
+struct Generation {
+    std::shared_ptr<const WebEndpoint> endpoint;
+    MHD_Daemon* mhd = nullptr;
+    int epollFd = -1;        // libmicrohttpd's own epoll set, watched by ours
+    std::size_t live = 0;    // connections it serves
+    Loop* loop = nullptr;    // set when the thread takes it
+    const WebServer::Render* render = nullptr;
+    std::string log;         // libmicrohttpd's last words, for a refused start
+    ~Generation() {
+        if (mhd) MHD_stop_daemon(mhd);
+    }
+};
+
+namespace {
+
+// The generation whose libmicrohttpd call is running (all of them run on the server's thread):
+// GnuTLS's verify callback has only the session.
+thread_local Generation* tRunning = nullptr;
+
+int fdOf(MHD_Connection* c) {
+    const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return i ? i->connect_fd : -1;
+}
+
+gnutls_session_t sessionOf(MHD_Connection* c) {
+    const MHD_ConnectionInfo* i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+    return i ? static_cast<gnutls_session_t>(i->tls_session) : nullptr;
+}
+
+// The client's certificate's subject alternative names as Go prints them: DNS names, e-mail
+// addresses, IP addresses, URIs.
+std::vector<std::string> peerSans(gnutls_session_t s) {
+    std::vector<std::string> out;
+    unsigned n = 0;
+    const gnutls_datum_t* certs = gnutls_certificate_get_peers(s, &n);
+    if (!certs || n == 0) return out;
+    gnutls_x509_crt_t crt = nullptr;
+    gnutls_x509_crt_init(&crt);
+    if (gnutls_x509_crt_import(crt, &certs[0], GNUTLS_X509_FMT_DER) == 0) {
+        for (unsigned i = 0;; ++i) {
+            std::array<char, 1024> buf{};
+            std::size_t size = buf.size();
+            const int type = gnutls_x509_crt_get_subject_alt_name(crt, i, buf.data(), &size, nullptr);
+            if (type == GNUTLS_E_REQUESTED_DATA_NOT_AVAILABLE) break;
+            if (type < 0) continue;
+            if (type == GNUTLS_SAN_IPADDRESS) {
+                char text[INET6_ADDRSTRLEN] = {};
+                if ((size == 4 && inet_ntop(AF_INET, buf.data(), text, sizeof text)) ||
+                    (size == 16 && inet_ntop(AF_INET6, buf.data(), text, sizeof text)))
+                    out.emplace_back(text);
+            } else if (type == GNUTLS_SAN_DNSNAME || type == GNUTLS_SAN_RFC822NAME || type == GNUTLS_SAN_URI) {
+                out.emplace_back(buf.data(), size);
+            }
+        }
+    }
+    gnutls_x509_crt_deinit(crt);
+    return out;
+}
+
+// In the handshake, after the client's certificate came: verified against client_ca_file where
+// client_auth_type says so, and one of its SANs in client_allowed_sans where that is given.
+int verifyPeer(gnutls_session_t s) {
+    const Generation* g = tRunning;
+    if (!g || !g->endpoint->tls) return -1;
+    const WebTls& tls = *g->endpoint->tls;
+    unsigned n = 0;
+    if (!gnutls_certificate_get_peers(s, &n) || n == 0)
+        return tls.clientAuth == ClientAuth::kRequireAnyClientCert || tls.clientAuth == ClientAuth::kRequireAndVerifyClientCert ? -1 : 0;
+    if (tls.clientAuth == ClientAuth::kVerifyClientCertIfGiven || tls.clientAuth == ClientAuth::kRequireAndVerifyClientCert) {
+        unsigned status = 0;
+        if (gnutls_certificate_verify_peers2(s, &status) < 0 || status != 0) return -1;
+    }
+    if (tls.clientAllowedSans.empty()) return 0;
+    for (const auto& san : peerSans(s))
+        if (std::find(tls.clientAllowedSans.begin(), tls.clientAllowedSans.end(), san) != tls.clientAllowedSans.end()) return 0;
+    return -1;
+}
+
+// Where a connection is: at the gate (nothing or too little sent yet), at libmicrohttpd before its
+// first answer, or kept alive after one. Each stage is a list in deadline order, and the order in
+// which connections are closed to make room.
+enum Stage { kGated, kFresh, kKept };
+
+// Each connection from accept to close: which generation serves it, its stage and until when.
+struct Tracked {
+    Generation* gen = nullptr;  // null while gated: not libmicrohttpd's yet
+    Stage stage = kGated;
+    bool closing = false;       // shut down by us, libmicrohttpd has yet to close it
+    Clock::time_point deadline;
+    std::list<int>::iterator pos;
+};
+
+// A gated connection's first bytes, read without taking them.
+enum class FirstBytes { kWait, kReady, kNotTls };
+FirstBytes firstBytes(int fd, bool tls) {
+    unsigned char h[5];
+    const ssize_t n = ::recv(fd, h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+    if (n <= 0) return FirstBytes::kWait;
+    if (!tls) return FirstBytes::kReady;
+    if (h[0] != 0x16) return FirstBytes::kNotTls;  // not a TLS handshake record: plain HTTP, or noise
+    if (n < 5) return FirstBytes::kWait;
+    int avail = 0;
+    if (::ioctl(fd, FIONREAD, &avail) != 0) return FirstBytes::kWait;
+    const int record = 5 + (h[3] << 8 | h[4]);
+    return avail >= record ? FirstBytes::kReady : FirstBytes::kWait;
+}
+
+// libmicrohttpd 0.9.75 keeps a TLS connection whose handshake waits for more bytes among its
+// ready ones: MHD_get_timeout says 0 and every run retries the read. After this many runs in a row
+// with nothing new on any descriptor, the next wait is at least kSpinFloorMs (an answer's own
+// steps take a run or two each).
+constexpr int kSpinRuns = 6;
+constexpr long long kSpinFloorMs = 10;
+
+class Loop {
+public:
+    Loop(int ep, const WebServerOptions& opts) : ep_(ep), opts_(opts) {}
+
+    void adopt(std::unique_ptr<Generation> g) {
+        g->loop = this;
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = kTagGeneration;
+        ::epoll_ctl(ep_, EPOLL_CTL_ADD, g->epollFd, &ev);
+        gens_.push_back(std::move(g));
+    }
+    Generation* current() const { return gens_.back().get(); }
+
+    // New connections wait at the gate, in our epoll set, until their first bytes come (for TLS:
+    // the whole first record, the ClientHello): one that connects and sends nothing, or dribbles,
+    // costs libmicrohttpd and GnuTLS nothing.
+    void acceptAll(int listener) {
+        while (true) {
+            int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            if (fd < 0) {
+                // Out of descriptors: the oldest unfinished connection makes room.
+                if ((errno == EMFILE || errno == ENFILE) && evictOne()) {
+                    runAll();
+                    continue;
+                }
+                return;  // EAGAIN, or nothing to free
+            }
+            if (open_ >= opts_.maxConnections) evictOne();
+            // An answer goes out as written: TLS records of a head and a body must not wait for
+            // the client's delayed ACK (40 ms).
+            int one = 1;
+            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            Tracked& t = conns_[fd];
+            place(fd, t, kGated, Clock::now() + opts_.requestTimeout);
+            ++open_;
+            epoll_event ev{};
+            ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+            ev.data.u64 = static_cast<std::uint64_t>(fd) << 8 | kTagGated;
+            ::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev);
+            onGated(fd);  // bytes that came with the connection
+        }
+    }
+
+    // More bytes (or the end) on a gated connection.
+    void onGated(int fd) {
+        auto it = conns_.find(fd);
+        if (it == conns_.end() || it->second.gen) return;
+        switch (firstBytes(fd, current()->endpoint->tls != nullptr)) {
+            case FirstBytes::kReady:
+                handOver(fd);
+                return;
+            case FirstBytes::kNotTls:
+                shut(fd);  // refused: TLS only here
+                return;
+            case FirstBytes::kWait: {
+                char c;
+                if (::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) shut(fd);  // closed before a request
+                return;
+            }
+        }
+    }
+
+    // libmicrohttpd's work for every generation; then the ones no longer needed go.
+    void runAll() {
+        for (auto& g : gens_) {
+            tRunning = g.get();
+            MHD_run(g->mhd);
+        }
+        tRunning = nullptr;
+        for (auto it = gens_.begin(); it + 1 < gens_.end();) {
+            if ((*it)->live == 0) {
+                ::epoll_ctl(ep_, EPOLL_CTL_DEL, (*it)->epollFd, nullptr);
+                it = gens_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+    }
+
+    // Whatever has not finished by its deadline goes.
+    void expire() {
+        const auto now = Clock::now();
+        for (auto& list : lists_)
+            while (!list.empty() && conns_.at(list.front()).deadline <= now) shut(list.front());
+    }
+
+    // Until the next deadline of ours or of libmicrohttpd's, or a second. `idleRuns`: how many
+    // waits in a row ended with nothing new.
+    int timeoutMs(int idleRuns) const {
+        const bool idle = idleRuns >= kSpinRuns;
+        long long ms = 1000;
+        const auto now = Clock::now();
+        for (const auto& list : lists_)
+            if (!list.empty())
+                ms = std::min<long long>(ms, std::chrono::duration_cast<std::chrono::milliseconds>(conns_.at(list.front()).deadline - now).count() + 1);
+        for (const auto& g : gens_) {
+            MHD_UNSIGNED_LONG_LONG t = 0;
+            if (MHD_get_timeout(g->mhd, &t) == MHD_YES) ms = std::min<long long>(ms, idle ? std::max<long long>(static_cast<long long>(t), kSpinFloorMs) : static_cast<long long>(t));
+        }
+        return static_cast<int>(std::max<long long>(ms, 0));
+    }
+
+    // libmicrohttpd's notices.
+    void finishedRequest(int fd) {
+        auto it = conns_.find(fd);
+        if (it == conns_.end() || it->second.closing) return;
+        Tracked& t = it->second;
+        lists_[t.stage].erase(t.pos);
+        place(fd, t, kKept, Clock::now() + opts_.idleTimeout);
+    }
+    void closed(int fd) { forget(fd); }
+
+    // At the end: every generation stops (closing its connections) while the loop is still here
+    // to hear of it; then the gated ones close.
+    void stopAll() {
+        while (!gens_.empty()) gens_.pop_back();
+        for (auto& [fd, t] : conns_)
+            if (!t.gen) ::close(fd);  // a handed-over one is libmicrohttpd's to close (it has)
+        conns_.clear();
+    }
+
+private:
+    // Into a stage's list, in deadline order (from the back: it is nearly always the last).
+    void place(int fd, Tracked& t, Stage stage, Clock::time_point deadline) {
+        std::list<int>& list = lists_[stage];
+        auto at = list.end();
+        while (at != list.begin() && conns_.at(*std::prev(at)).deadline > deadline) --at;
+        t.stage = stage;
+        t.deadline = deadline;
+        t.pos = list.insert(at, fd);
+    }
+    // From the gate to the current generation (its web configuration).
+    void handOver(int fd) {
+        ::epoll_ctl(ep_, EPOLL_CTL_DEL, fd, nullptr);
+        sockaddr_storage addr{};
+        socklen_t len = sizeof addr;
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+        Generation* g = current();
+        Tracked& t = conns_.at(fd);
+        lists_[kGated].erase(t.pos);
+        place(fd, t, kFresh, t.deadline);
+        t.gen = g;
+        ++g->live;
+        tRunning = g;
+        // On failure libmicrohttpd has closed the socket, and told nobody.
+        if (MHD_add_connection(g->mhd, fd, reinterpret_cast<sockaddr*>(&addr), len) != MHD_YES) forget(fd);
+        tRunning = nullptr;
+    }
+    // Ends a connection: a gated one here and now; libmicrohttpd's sees the shutdown at its next
+    // run and closes it.
+    void shut(int fd) {
+        Tracked& t = conns_.at(fd);
+        if (t.closing) return;
+        if (!t.gen) {
+            forget(fd);
+            ::close(fd);  // epoll forgets a closed descriptor
+            return;
+        }
+        lists_[t.stage].erase(t.pos);
+        t.closing = true;
+        --open_;
+        ::shutdown(fd, SHUT_RDWR);
+    }
+    // Room for a new connection: the oldest that sent too little to be served goes first, then
+    // the oldest being served, then the kept-alive one idle longest.
+    // A gated connection whose first bytes came since its last event is handed over, not closed.
+    bool evictOne() {
+        for (auto& list : lists_)
+            while (!list.empty()) {
+                const int fd = list.front();
+                if (&list == &lists_[kGated] && firstBytes(fd, current()->endpoint->tls != nullptr) == FirstBytes::kReady) {
+                    handOver(fd);
+                    continue;
+                }
+                shut(fd);
+                return true;
+            }
+        return false;
+    }
+    void forget(int fd) {
+        auto it = conns_.find(fd);
+        if (it == conns_.end()) return;
+        Tracked& t = it->second;
+        if (!t.closing) {
+            lists_[t.stage].erase(t.pos);
+            --open_;
+        }
+        if (t.gen) --t.gen->live;
+        conns_.erase(it);
+    }
+
+    int ep_;
+    const WebServerOptions& opts_;
+    std::vector<std::unique_ptr<Generation>> gens_;  // the last one takes new connections
+    std::map<int, Tracked> conns_;
+    std::array<std::list<int>, 3> lists_;  // by Stage, each in deadline order
+    std::size_t open_ = 0;         // connections not being closed
+};
+
+// ---- libmicrohttpd's callbacks (cls: the Generation) ----
+
+void onConnection(void* cls, MHD_Connection* c, void** socketContext, MHD_ConnectionNotificationCode code) {
+    auto* g = static_cast<Generation*>(cls);
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const int fd = fdOf(c);
+        *socketContext = reinterpret_cast<void*>(static_cast<std::intptr_t>(fd) + 1);
+        // The TLS session exists already; what to ask of the client's certificate is ours to set.
+        if (g->endpoint->tls) {
+            if (gnutls_session_t s = sessionOf(c)) {
+                const ClientAuth a = g->endpoint->tls->clientAuth;
+                gnutls_certificate_server_set_request(
+                    s, a == ClientAuth::kNoClientCert ? GNUTLS_CERT_IGNORE
+                       : (a == ClientAuth::kRequireAnyClientCert || a == ClientAuth::kRequireAndVerifyClientCert) ? GNUTLS_CERT_REQUIRE
+                                                                                                                   : GNUTLS_CERT_REQUEST);
+                if (a != ClientAuth::kNoClientCert) gnutls_session_set_verify_function(s, verifyPeer);
+            }
+        }
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        const auto fd = static_cast<int>(reinterpret_cast<std::intptr_t>(*socketContext) - 1);
+        if (g->loop && fd >= 0) g->loop->closed(fd);
+    }
+}
+
+void onCompleted(void* cls, MHD_Connection* c, void**, MHD_RequestTerminationCode code) {
+    auto* g = static_cast<Generation*>(cls);
+    if (code == MHD_REQUEST_TERMINATED_COMPLETED_OK && g->loop) g->loop->finishedRequest(fdOf(c));
+}
+
+void onLog(void* cls, const char* fmt, va_list ap) {
+    auto* g = static_cast<Generation*>(cls);
+    char buf[512];
+    std::vsnprintf(buf, sizeof buf, fmt, ap);
+    g->log = buf;
+    while (!g->log.empty() && (g->log.back() == '\n' || g->log.back() == ' ')) g->log.pop_back();
+}
+
+MHD_Result answer(MHD_Connection* c, const Generation& g, unsigned status, const std::string& type, const std::string& body,
+                  bool askForPassword = false) {
+    MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+    if (!r) return MHD_NO;
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type.c_str());
+    for (const auto& [name, value] : g.endpoint->headers) MHD_add_response_header(r, name.c_str(), value.c_str());
+    if (status == MHD_HTTP_METHOD_NOT_ALLOWED) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+    const MHD_Result rc = askForPassword ? MHD_queue_basic_auth_fail_response(c, "rxtune", r) : MHD_queue_response(c, status, r);
+    MHD_destroy_response(r);
+    return rc;
+}
+
+// Basic auth where users are configured: the credentials sent, checked (bcrypt, then remembered).
+bool authorized(MHD_Connection* c, const WebEndpoint& ep) {
+    if (ep.users.empty()) return true;
+    char* password = nullptr;
+    char* user = MHD_basic_auth_get_username_password(c, &password);
+    const bool ok = user && password && ep.authorize(user, password);
+    if (password) {
+        std::memset(password, 0, std::strlen(password));
+        MHD_free(password);
+    }
+    if (user) MHD_free(user);
+    return ok;
+}
+
+MHD_Result onRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
+                     std::size_t* uploadSize, void** requestContext) {
+    const auto& g = *static_cast<Generation*>(cls);
+    (void)requestContext;
+    *uploadSize = 0;  // a body is not read: every answer is given on the request's head
+    const std::string path = url ? url : "";
+    const std::string m = method ? method : "";
+    if (!authorized(c, *g.endpoint)) return answer(c, g, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", "Unauthorized\n", true);
+    if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD)
+        return answer(c, g, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "GET only\n");
+    if (path == "/metrics") return answer(c, g, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", (*g.render)());
+    if (path == "/") return answer(c, g, MHD_HTTP_OK, "text/html; charset=utf-8", "<a href=\"/metrics\">/metrics</a>\n");
+    return answer(c, g, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");
+}
+
+}  // namespace
+
+Result<UniqueFd> listenOn(const std::string& listen, unsigned short& port) {
+    socklen_t len = 0;
+    auto addr = parseListen(listen, len);
+    if (!addr) return failWith(addr.error());
+    UniqueFd s(::socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (s.get() < 0) return fail(errno, "socket", listen);
+    int one = 1;
+    ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s.get(), reinterpret_cast<const sockaddr*>(&*addr), len) != 0) return fail(errno, "bind", listen);
+    if (::listen(s.get(), 1024) != 0) return fail(errno, "listen", listen);
+    sockaddr_storage bound{};
+    socklen_t blen = sizeof bound;
+    ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
+    port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
+                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    return s;
+}
+
+Result<std::unique_ptr<WebServer>> WebServer::start(const WebServerOptions& opts, std::shared_ptr<const WebEndpoint> endpoint,
+                                                    Render render) {
+    unsigned short port = 0;
+    auto s = listenOn(opts.listen, port);
+    if (!s) return failWith(s.error());
+    UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (wake.get() < 0) return fail(errno, "eventfd", "web server");
+    std::unique_ptr<WebServer> srv(new WebServer(std::move(*s), std::move(wake), port, opts, std::move(render)));
+    auto first = srv->generation(std::move(endpoint));
+    if (!first) return failWith(first.error());
+    srv->pending_.push_back(std::move(*first));
+    srv->thread_ = std::thread([p = srv.get()] { p->loop(); });
+    return srv;
+}
+
+WebServer::WebServer(UniqueFd listener, UniqueFd wake, unsigned short port, WebServerOptions opts, Render render)
+    : listener_(std::move(listener)), wake_(std::move(wake)), port_(port), opts_(std::move(opts)), render_(std::move(render)) {}
+
+WebServer::~WebServer() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stopping_ = true;
+    }
+    const std::uint64_t v = 1;
+    if (::write(wake_.get(), &v, sizeof v) < 0) {
+        // An eventfd is not full after one write: nothing to do but join.
+    }
+    if (thread_.joinable()) thread_.join();
+}
+
+Result<std::unique_ptr<Generation>> WebServer::generation(std::shared_ptr<const WebEndpoint> endpoint) {
+    auto g = std::make_unique<Generation>();
+    g->endpoint = std::move(endpoint);
+    g->render = &render_;
+    const WebTls* tls = g->endpoint->tls.get();
+    unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0);
+    // libmicrohttpd's own limits stay above ours: ours decide who goes.
+    const auto limit = static_cast<unsigned>(opts_.maxConnections * 2 + 16);
+    const auto idle = static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(opts_.idleTimeout).count() + 1);
+    std::vector<MHD_OptionItem> o = {
+        {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&onLog), g.get()},
+        {MHD_OPTION_CONNECTION_LIMIT, limit, nullptr},
+        {MHD_OPTION_CONNECTION_TIMEOUT, idle, nullptr},
+        {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16 * 1024, nullptr},
+        {MHD_OPTION_NOTIFY_CONNECTION, reinterpret_cast<intptr_t>(&onConnection), g.get()},
+        {MHD_OPTION_NOTIFY_COMPLETED, reinterpret_cast<intptr_t>(&onCompleted), g.get()},
+    };
+    if (tls) {
+        o.push_back({MHD_OPTION_HTTPS_MEM_KEY, 0, const_cast<char*>(tls->keyPem.c_str())});
+        o.push_back({MHD_OPTION_HTTPS_MEM_CERT, 0, const_cast<char*>(tls->certPem.c_str())});
+        o.push_back({MHD_OPTION_HTTPS_PRIORITIES, 0, const_cast<char*>(tls->priorities.c_str())});
+        if (!tls->clientCaPem.empty()) o.push_back({MHD_OPTION_HTTPS_MEM_TRUST, 0, const_cast<char*>(tls->clientCaPem.c_str())});
+    }
+    o.push_back({MHD_OPTION_END, 0, nullptr});
+    g->mhd = MHD_start_daemon(flags, 0, nullptr, nullptr, &onRequest, g.get(), MHD_OPTION_ARRAY, o.data(), MHD_OPTION_END);
+    const std::string what = g->endpoint->file.empty() ? "the scrape endpoint" : g->endpoint->file;
+    if (!g->mhd) return fail(0, "libmicrohttpd", what, g->log.empty() ? "refused to start" : g->log);
+    const MHD_DaemonInfo* info = MHD_get_daemon_info(g->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+    if (!info) return fail(0, "libmicrohttpd", what, "no epoll descriptor");
+    g->epollFd = info->epoll_fd;
+    return g;
+}
+
+Result<void> WebServer::use(std::shared_ptr<const WebEndpoint> endpoint) {
+    auto g = generation(std::move(endpoint));
+    if (!g) return failWith(g.error());
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        pending_.push_back(std::move(*g));
+    }
+    const std::uint64_t v = 1;
+    if (::write(wake_.get(), &v, sizeof v) < 0) {
+        // An eventfd holds 2^64-2: the thread wakes from the earlier writes.
+    }
+    return {};
+}
+
+void WebServer::loop() {
+    UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
+    Loop conns(ep.get(), opts_);
+    auto takePending = [&] {
+        std::lock_guard<std::mutex> lock(mu_);
+        for (auto& g : pending_) conns.adopt(std::move(g));
+        pending_.clear();
+        return stopping_;
+    };
+    takePending();
+    for (auto [fd, tag] : {std::pair{listener_.get(), kTagListener}, {wake_.get(), kTagWake}}) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = tag;
+        ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
+    }
+    std::array<epoll_event, 64> events{};
+    int idleRuns = 0;
+    while (true) {
+        const int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), conns.timeoutMs(idleRuns));
+        if (n < 0 && errno != EINTR) break;
+        idleRuns = n == 0 ? idleRuns + 1 : 0;
+        bool accept = false;
+        for (int i = 0; i < n; ++i) {
+            const epoll_event& e = events[static_cast<std::size_t>(i)];
+            // A generation's epoll set needs nothing but the runAll below.
+            if (e.data.u64 == kTagWake) {
+                std::uint64_t v = 0;
+                if (::read(wake_.get(), &v, sizeof v) < 0) {
+                    // Raced with another reader: there is none; nothing was lost either way.
+                }
+                if (takePending()) {
+                    conns.stopAll();
+                    return;
+                }
+            } else if (e.data.u64 == kTagListener) {
+                accept = true;
+            } else if ((e.data.u64 & 0xff) == kTagGated) {
+                conns.onGated(static_cast<int>(e.data.u64 >> 8));
+            }
+        }
+        if (accept) conns.acceptAll(listener_.get());
+        conns.expire();
+        conns.runAll();
+    }
+    conns.stopAll();
+}
+
+}  // namespace rxtune

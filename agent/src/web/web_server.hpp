@@ -1,0 +1,72 @@
+// WebServer: the daemon's scrape endpoint. HTTP, TLS (GnuTLS), client certificates and basic
+// auth are libmicrohttpd's, run from one thread of ours over epoll; the connections are ours to
+// admit and to end. A new connection waits at our gate until its first bytes come (with TLS, its
+// whole ClientHello record), so idle and dribbling clients cost libmicrohttpd and GnuTLS nothing;
+// each must have its request answered within a deadline from accept (TLS handshake included), a
+// kept-alive one within an idle deadline per request, and at the limit the oldest connection that
+// never finished a request makes room (libmicrohttpd alone refuses the newest, the scrape, and
+// times out only connections that send nothing at all).
+//
+// use() swaps the web configuration without dropping anyone: new connections get the new one,
+// connections already open finish on the one they started with.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/result.hpp"
+#include "sys/unique_fd.hpp"
+#include "web/web_endpoint.hpp"
+
+namespace rxtune {
+
+struct WebServerOptions {
+    std::string listen = "0.0.0.0:9867";  // address:port; [v6]:port for IPv6
+    std::size_t maxConnections = 4096;    // beyond it the oldest unfinished connection is closed
+    std::chrono::milliseconds requestTimeout{10000};  // from accept to the answer sent (TLS handshake included)
+    std::chrono::milliseconds idleTimeout{120000};    // a kept-alive connection's, for each next request and answer
+};
+
+struct Generation;
+
+class WebServer {
+public:
+    // GET /metrics answers render()'s text (the exposition format); GET / a pointer to it.
+    using Render = std::function<std::string()>;
+    static Result<std::unique_ptr<WebServer>> start(const WebServerOptions& opts, std::shared_ptr<const WebEndpoint> endpoint,
+                                                    Render render);
+    ~WebServer();  // stops the thread and closes every connection
+    WebServer(const WebServer&) = delete;
+    WebServer& operator=(const WebServer&) = delete;
+
+    // From any thread: new connections are served with `endpoint`. On an error (libmicrohttpd or
+    // GnuTLS refused it) nothing changes.
+    Result<void> use(std::shared_ptr<const WebEndpoint> endpoint);
+
+    unsigned short port() const { return port_; }  // the bound port (useful with port 0)
+
+private:
+    WebServer(UniqueFd listener, UniqueFd wake, unsigned short port, WebServerOptions opts, Render render);
+    Result<std::unique_ptr<Generation>> generation(std::shared_ptr<const WebEndpoint> endpoint);
+    void loop();
+
+    UniqueFd listener_, wake_;
+    unsigned short port_;
+    WebServerOptions opts_;
+    Render render_;
+    std::mutex mu_;
+    std::vector<std::unique_ptr<Generation>> pending_;  // from use(), for the thread to take
+    bool stopping_ = false;
+    std::thread thread_;
+};
+
+// A listening socket on address:port or [v6]:port (non-blocking); `port` is the bound port.
+Result<UniqueFd> listenOn(const std::string& listen, unsigned short& port);
+
+}  // namespace rxtune
