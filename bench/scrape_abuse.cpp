@@ -10,7 +10,8 @@
 //   scrape_abuse [IDLE] [SLOW] [SCRAPES] [ROWS]  the comparison (defaults 1000 100 50; 0 0 N: no abuse;
 //                                                ROWS: the servers whose names start with one of
 //                                                these comma-separated words, default all)
-//   scrape_abuse hold HOST PORT IDLE SLOW SECONDS [tls]   only the abuse, against a running daemon
+//   scrape_abuse hold HOST PORT IDLE SLOW SECONDS [tls] [once]   only the abuse, against a running
+//                                                daemon (once: what the server closes stays closed)
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -90,7 +91,8 @@ int stalledHandshake(const std::string& host, int port) {
 // server closes; counts reconnections. With `tls`, half the slow ones send a TLS record (a
 // ClientHello's header and body) a byte a second, the other half a whole ClientHello and then
 // nothing.
-void hold(const std::string& host, int port, int idle, int slow, bool tls, const std::atomic<bool>& stop, std::atomic<long>& reconnects) {
+void hold(const std::string& host, int port, int idle, int slow, bool tls, const std::atomic<bool>& stop, std::atomic<long>& reconnects,
+          bool reconnect = true) {
     const std::string request = tls ? std::string("\x16\x03\x01\x02\x00", 5) + std::string(512, 'A')
                                     : "GET /metrics HTTP/1.1\r\nHost: x\r\nUser-Agent: slowloris\r\n\r\n";
     struct Abuser {
@@ -124,8 +126,11 @@ void hold(const std::string& host, int port, int idle, int slow, bool tls, const
                 const char c = request[a[i].sent % (request.size() - 4)];
                 if (send(a[i].fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) == 1) ++a[i].sent;
             }
-            if (gone) {
-                if (a[i].fd >= 0) close(a[i].fd);
+            if (gone && a[i].fd >= 0) {
+                close(a[i].fd);
+                a[i].fd = -1;
+            }
+            if (gone && reconnect) {
                 open(a[i]);
                 a[i].sent = 0;
                 ++reconnects;
@@ -344,8 +349,12 @@ int main(int argc, char** argv) {
     if (argc >= 7 && std::string(argv[1]) == "hold") {
         std::atomic<bool> stop{false};
         std::atomic<long> reconnects{0};
-        const bool tls = argc >= 8 && std::string(argv[7]) == "tls";
-        std::thread t([&] { hold(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), tls, stop, reconnects); });
+        bool tls = false, once = false;
+        for (int i = 7; i < argc; ++i) {
+            tls = tls || std::string(argv[i]) == "tls";
+            once = once || std::string(argv[i]) == "once";
+        }
+        std::thread t([&] { hold(argv[2], std::atoi(argv[3]), std::atoi(argv[4]), std::atoi(argv[5]), tls, stop, reconnects, !once); });
         std::this_thread::sleep_for(std::chrono::seconds(std::atoi(argv[6])));
         stop = true;
         t.join();

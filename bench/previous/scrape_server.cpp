@@ -1,4 +1,5 @@
 #include "previous/scrape_server.hpp"
+#include "web/web_server.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -33,33 +34,6 @@ std::string response(int code, const char* reason, const std::string& type, cons
            "\r\nContent-Length: " + std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
 }
 
-Result<sockaddr_storage> parseListen(const std::string& listen, socklen_t& len) {
-    auto colon = listen.rfind(':');
-    if (colon == std::string::npos) return fail(EINVAL, "listen", listen, "expected address:port");
-    std::string host = listen.substr(0, colon);
-    const std::string portText = listen.substr(colon + 1);
-    unsigned port = 0;
-    auto [p, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
-    if (ec != std::errc() || p != portText.data() + portText.size() || port > 65535)
-        return fail(EINVAL, "listen", listen, "bad port");
-    sockaddr_storage ss{};
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons(static_cast<std::uint16_t>(port));
-        if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a->sin6_addr) != 1)
-            return fail(EINVAL, "listen", listen, "bad IPv6 address");
-        len = sizeof(sockaddr_in6);
-    } else {
-        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-        a->sin_family = AF_INET;
-        a->sin_port = htons(static_cast<std::uint16_t>(port));
-        if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) return fail(EINVAL, "listen", listen, "bad IPv4 address");
-        len = sizeof(sockaddr_in);
-    }
-    return ss;
-}
-
 }  // namespace
 
 RequestHead parseRequestHead(const std::string& head) {
@@ -76,20 +50,10 @@ RequestHead parseRequestHead(const std::string& head) {
 }
 
 Result<std::unique_ptr<ScrapeServer>> ScrapeServer::start(const ScrapeServerOptions& opts, Render render) {
-    socklen_t len = 0;
-    auto addr = parseListen(opts.listen, len);
-    if (!addr) return failWith(addr.error());
-    UniqueFd s(::socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (s.get() < 0) return fail(errno, "socket", opts.listen);
-    int one = 1;
-    ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(s.get(), reinterpret_cast<const sockaddr*>(&*addr), len) != 0) return fail(errno, "bind", opts.listen);
-    if (::listen(s.get(), 1024) != 0) return fail(errno, "listen", opts.listen);
-    sockaddr_storage bound{};
-    socklen_t blen = sizeof bound;
-    ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
-    const unsigned short port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                                                  : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+    unsigned short port = 0;
+    auto listener = listenOn(opts.listen, port);  // today's server's, the same socket
+    if (!listener) return failWith(listener.error());
+    UniqueFd s = std::move(*listener);
     UniqueFd stop(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (stop.get() < 0) return fail(errno, "eventfd", "scrape server");
     std::unique_ptr<ScrapeServer> srv(new ScrapeServer(std::move(s), std::move(stop), port, opts, std::move(render)));

@@ -1,14 +1,15 @@
 #include <catch2/catch.hpp>
 
-#include <crypt.h>
 
 #include <cstdlib>
 #include <string>
 
+#include "../support/bcrypt.hpp"
 #include "../support/temp_dir.hpp"
 #include "web/web_endpoint.hpp"
 
 using namespace rxtune;
+using test::bcrypt;
 using test::TempDir;
 
 namespace {
@@ -106,11 +107,8 @@ TEST_CASE("a web config's files are read and checked together when it is prepare
 }
 
 TEST_CASE("basic auth: bcrypt once per user and password, unknown users and wrong passwords refused", "[web]") {
-    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-    REQUIRE(crypt_gensalt_rn("$2y$", 4, nullptr, 0, salt, sizeof salt));
-    crypt_data data{};
     WebEndpoint ep;
-    ep.users["prometheus"] = crypt_r("s3cret", salt, &data);
+    ep.users["prometheus"] = bcrypt("s3cret");
     CHECK(ep.authorize("prometheus", "s3cret"));
     CHECK(ep.authorize("prometheus", "s3cret"));  // remembered
     CHECK_FALSE(ep.authorize("prometheus", "s3cret "));
@@ -121,11 +119,8 @@ TEST_CASE("basic auth: bcrypt once per user and password, unknown users and wron
 }
 
 TEST_CASE("basic auth: guesses beyond the bcrypt budget are refused unchecked; a remembered password still passes", "[web]") {
-    char salt[CRYPT_GENSALT_OUTPUT_SIZE];
-    REQUIRE(crypt_gensalt_rn("$2y$", 4, nullptr, 0, salt, sizeof salt));
-    crypt_data data{};
     WebEndpoint ep;
-    ep.users["prometheus"] = crypt_r("s3cret", salt, &data);
+    ep.users["prometheus"] = bcrypt("s3cret");
     double t = 100;
     CHECK(ep.authorize("prometheus", "s3cret", t));  // one bcrypt, remembered
     for (int i = 0; i < 9; ++i) CHECK_FALSE(ep.authorize("prometheus", "guess" + std::to_string(i), t));
