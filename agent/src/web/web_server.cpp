@@ -129,8 +129,11 @@ int verifyPeer(gnutls_session_t s) {
     if (!g || !g->endpoint->tls) return -1;
     const WebTls& tls = *g->endpoint->tls;
     unsigned n = 0;
-    if (!gnutls_certificate_get_peers(s, &n) || n == 0)
-        return tls.clientAuth == ClientAuth::kRequireAnyClientCert || tls.clientAuth == ClientAuth::kRequireAndVerifyClientCert ? -1 : 0;
+    if (!gnutls_certificate_get_peers(s, &n) || n == 0)  // as the toolkit: no certificate has no allowed SAN
+        return tls.clientAuth == ClientAuth::kRequireAnyClientCert || tls.clientAuth == ClientAuth::kRequireAndVerifyClientCert ||
+                       !tls.clientAllowedSans.empty()
+                   ? -1
+                   : 0;
     if (tls.clientAuth == ClientAuth::kVerifyClientCertIfGiven || tls.clientAuth == ClientAuth::kRequireAndVerifyClientCert) {
         unsigned status = 0;
         if (gnutls_certificate_verify_peers2(s, &status) < 0 || status != 0) return -1;
