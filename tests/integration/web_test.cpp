@@ -184,6 +184,11 @@ TEST_CASE("TLS and basic auth: a real Prometheus scrapes with its password; a wr
 
     const Answer ok = curl(ns, {"--cacert", ca_, "-u", "prometheus:s3cret", url});
     CHECK(ok.headers.find("X-Content-Type-Options: nosniff") != std::string::npos);
+    // Kept alive, as Prometheus scrapes: the second request on the first one's connection (and
+    // TLS session), no second handshake.
+    Run twice = ns.exec({"curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_code}/%{num_connects} ", "--cacert", ca_,
+                         "-u", "prometheus:s3cret", url, url});
+    CHECK(twice.out == "200/1 200/0 ");
     for (const std::vector<std::string>& creds : {std::vector<std::string>{"-u", "prometheus:wrong"},
                                                   std::vector<std::string>{"-u", "nobody:s3cret"}, std::vector<std::string>{}}) {
         std::vector<std::string> args = {"--cacert", ca_, url};

@@ -446,8 +446,18 @@ bool authorized(MHD_Connection* c, const WebEndpoint& ep) {
 MHD_Result onRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
                      std::size_t* uploadSize, void** requestContext) {
     const auto& g = *static_cast<Generation*>(cls);
-    (void)requestContext;
-    *uploadSize = 0;  // a body is not read: every answer is given on the request's head
+    // The first call brings the head, the last one comes when the request is whole: an answer
+    // queued before that makes libmicrohttpd close the connection (no keep-alive) for fear of an
+    // unread body. A body (none is expected) is taken and dropped.
+    static int headSeen;
+    if (*requestContext == nullptr) {
+        *requestContext = &headSeen;
+        return MHD_YES;
+    }
+    if (*uploadSize != 0) {
+        *uploadSize = 0;
+        return MHD_YES;
+    }
     const std::string path = url ? url : "";
     const std::string m = method ? method : "";
     if (!authorized(c, *g.endpoint)) return answer(c, g, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", "Unauthorized\n", true);
