@@ -12,6 +12,11 @@
 //                                                these comma-separated words, default all)
 //   scrape_abuse hold HOST PORT IDLE SLOW SECONDS [tls] [once]   only the abuse, against a running
 //                                                daemon (once: what the server closes stays closed)
+//   scrape_abuse guess HOST PORT SOURCES CONNS SECONDS USER:PASSWORD   password guessing against a
+//                                                running daemon (plain HTTP): CONNS connections from each
+//                                                of the comma-separated SOURCES addresses, each sending
+//                                                requests with USER:PASSWORD<n> as fast as answered;
+//                                                prints the guesses, their rate and the answers' codes
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -342,10 +347,105 @@ RowResult clients(int port, int idle, int slow, int scrapes, int tls) {
     return out;
 }
 
+std::string base64(const std::string& in) {
+    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    std::string out;
+    for (size_t i = 0; i < in.size(); i += 3) {
+        unsigned v = static_cast<unsigned char>(in[i]) << 16;
+        if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
+        if (i + 2 < in.size()) v |= static_cast<unsigned char>(in[i + 2]);
+        out += kAlphabet[v >> 18 & 63];
+        out += kAlphabet[v >> 12 & 63];
+        out += i + 1 < in.size() ? kAlphabet[v >> 6 & 63] : '=';
+        out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
+    }
+    return out;
+}
+
+// Wrong passwords, each request on a connection of its own from `source` (the server closes after
+// a 401 or 429; a kept connection is used again), until `stop`; counts the answers by code.
+void guess(const std::string& host, int port, const std::string& source, const std::string& credentials, const std::atomic<bool>& stop,
+           std::atomic<long>& sent, std::atomic<long>* codes) {
+    int fd = -1;
+    for (long n = 0; !stop; ++n) {
+        if (fd < 0) {
+            fd = socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in from{}, to{};
+            from.sin_family = to.sin_family = AF_INET;
+            inet_pton(AF_INET, source.c_str(), &from.sin_addr);
+            to.sin_port = htons(static_cast<uint16_t>(port));
+            inet_pton(AF_INET, host.c_str(), &to.sin_addr);
+            timeval tv{2, 0};
+            setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+            if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0 ||
+                connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
+                close(fd);
+                fd = -1;
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+                continue;
+            }
+        }
+        const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + base64(credentials + std::to_string(n)) + "\r\n\r\n";
+        if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
+            close(fd);
+            fd = -1;
+            continue;
+        }
+        ++sent;
+        // The status line, then the head and body up to the server's close or Content-Length.
+        std::string got;
+        char buf[4096];
+        bool closed = false;
+        size_t bodyAt = std::string::npos, length = 0;
+        while (true) {
+            const ssize_t r = recv(fd, buf, sizeof buf, 0);
+            if (r <= 0) {
+                closed = true;
+                break;
+            }
+            got.append(buf, static_cast<size_t>(r));
+            if (bodyAt == std::string::npos && (bodyAt = got.find("\r\n\r\n")) != std::string::npos) {
+                bodyAt += 4;
+                const auto cl = got.find("Content-Length: ");
+                length = cl == std::string::npos ? 0 : std::strtoul(got.c_str() + cl + 16, nullptr, 10);
+            }
+            if (bodyAt != std::string::npos && got.size() >= bodyAt + length) break;
+        }
+        const int code = got.size() > 12 ? std::atoi(got.c_str() + 9) : 0;
+        ++codes[code == 401 ? 0 : code == 429 ? 1 : 2];
+        if (closed || got.find("Connection: close") != std::string::npos) {
+            close(fd);
+            fd = -1;
+        }
+    }
+    if (fd >= 0) close(fd);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     raiseFdLimit();
+    if (argc >= 8 && std::string(argv[1]) == "guess") {
+        std::atomic<bool> stop{false};
+        std::atomic<long> sent{0}, codes[3] = {0, 0, 0};
+        std::vector<std::thread> threads;
+        std::string sources = argv[4];
+        const auto start = Clock::now();
+        for (size_t at = 0; at <= sources.size();) {
+            const size_t comma = std::min(sources.find(',', at), sources.size());
+            const std::string source = sources.substr(at, comma - at);
+            for (int i = 0; i < std::atoi(argv[5]); ++i)
+                threads.emplace_back([&, source] { guess(argv[2], std::atoi(argv[3]), source, argv[7], stop, sent, codes); });
+            at = comma + 1;
+        }
+        std::this_thread::sleep_for(std::chrono::seconds(std::atoi(argv[6])));
+        stop = true;
+        for (auto& t : threads) t.join();
+        const double secs = std::chrono::duration<double>(Clock::now() - start).count();
+        std::printf("guesses %ld rate %.0f/s 401 %ld 429 %ld other %ld\n", sent.load(), static_cast<double>(sent.load()) / secs,
+                    codes[0].load(), codes[1].load(), codes[2].load());
+        return 0;
+    }
     if (argc >= 7 && std::string(argv[1]) == "hold") {
         std::atomic<bool> stop{false};
         std::atomic<long> reconnects{0};

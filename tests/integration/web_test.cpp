@@ -37,6 +37,7 @@ public:
         std::vector<std::string> dns, ips;  // SANs
         bool ca = false;
         long long notBefore = std::time(nullptr) - 3600, notAfter = std::time(nullptr) + 86400;
+        bool clientAuth = true;  // the client-authentication key purpose beside the server one
     };
     Cert(const Spec& s, const Cert* issuer = nullptr) {
         gnutls_x509_privkey_init(&key_);
@@ -56,7 +57,7 @@ public:
         } else {
             gnutls_x509_crt_set_key_usage(crt_, GNUTLS_KEY_DIGITAL_SIGNATURE);
             gnutls_x509_crt_set_key_purpose_oid(crt_, GNUTLS_KP_TLS_WWW_SERVER, 0);
-            gnutls_x509_crt_set_key_purpose_oid(crt_, GNUTLS_KP_TLS_WWW_CLIENT, 0);
+            if (s.clientAuth) gnutls_x509_crt_set_key_purpose_oid(crt_, GNUTLS_KP_TLS_WWW_CLIENT, 0);
         }
         for (const auto& d : s.dns)
             gnutls_x509_crt_set_subject_alt_name(crt_, GNUTLS_SAN_DNSNAME, d.data(), static_cast<unsigned>(d.size()), GNUTLS_FSAN_APPEND);
@@ -108,10 +109,10 @@ struct Pki {
     std::string caFile() const { return (dir / "ca.crt").string(); }
 };
 
-std::string bcrypt(const std::string& password) {
+std::string bcrypt(const std::string& password, int cost = 10) {
     char setting[CRYPT_GENSALT_OUTPUT_SIZE];
     crypt_data data{};
-    REQUIRE(crypt_gensalt_rn("$2y$", 10, nullptr, 0, setting, sizeof setting) != nullptr);
+    REQUIRE(crypt_gensalt_rn("$2y$", cost, nullptr, 0, setting, sizeof setting) != nullptr);
     return crypt_r(password.c_str(), setting, &data);
 }
 
@@ -337,6 +338,9 @@ TEST_CASE("each client_auth_type asks and checks as crypto/tls does; a change on
     Cert other({"another CA", {}, {}, true});
     const std::string good = Cert({"client", {"client.example"}, {}}, &ca).write(dir, "good");
     const std::string bad = Cert({"client", {"client.example"}, {}}, &other).write(dir, "bad");
+    Cert::Spec serverSpec{"other-service", {"other.example"}, {}};
+    serverSpec.clientAuth = false;
+    const std::string serverOnly = Cert(serverSpec, &ca).write(dir, "server-only");
     const std::string web = (dir / "web.yml").string(), url = "https://127.0.0.1:19884/metrics", ca_ = (dir / "ca.crt").string();
     auto configure = [&](const std::string& type) {
         std::ofstream(web + ".tmp") << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n  client_auth_type: " << type
@@ -366,6 +370,9 @@ TEST_CASE("each client_auth_type asks and checks as crypto/tls does; a change on
         CHECK(served("") == r.none);
         CHECK(served(good) == r.trusted);
         CHECK(served(bad) == r.untrusted);
+        // A certificate of the same CA for server authentication only (another service's): refused
+        // where certificates are verified, as Go's crypto/tls refuses it; taken where they are not.
+        CHECK(served(serverOnly) == !(std::string(r.type) == "VerifyClientCertIfGiven" || std::string(r.type) == "RequireAndVerifyClientCert"));
     }
     CHECK(d.alive());
 }
@@ -429,4 +436,152 @@ TEST_CASE("past http_max_connections the oldest unfinished connection makes room
         CHECK(ok == 10);
         CHECK(d.alive());
     }
+}
+
+namespace {
+
+// The web config written as a whole and swapped in by rename, as an operator's tool or a Secret
+// update does; then the daemon's notice that it is in force.
+void swapWebConfig(Daemon& d, const std::filesystem::path& web, const std::string& text) {
+    const std::size_t mark = d.log().size();
+    std::ofstream(web.string() + ".tmp") << text;
+    std::filesystem::rename(web.string() + ".tmp", web);
+    REQUIRE(eventually([&] { return d.log().find("scrape endpoint:", mark) != std::string::npos &&
+                                    d.log().find("from now on, on open connections too", mark) != std::string::npos; },
+                       10s));
+}
+
+// What keepalive_client.py printed: its first status, then its second (and "same"), or "closed".
+std::string acrossReload(const NetNs& ns, Daemon& d, const std::filesystem::path& dir, const std::string& name, const std::string& url,
+                         const std::string& credentials, const std::vector<std::string>& tlsArgs, const std::filesystem::path& web,
+                         const std::string& next) {
+    const std::string gate = (dir / name).string();
+    std::vector<std::string> argv = {"python3", env("RXTUNE_SOURCE") + "/tests/integration/keepalive_client.py", url, credentials, gate};
+    argv.insert(argv.end(), tlsArgs.begin(), tlsArgs.end());
+    Background client(ns, argv, dir / (name + ".log"));
+    REQUIRE(eventually([&] { return std::filesystem::exists(gate + ".ready"); }, 15s));
+    swapWebConfig(d, web, next);
+    std::ofstream(gate + ".go").close();
+    client.wait();
+    std::string out = slurp(dir / (name + ".log"));
+    while (!out.empty() && out.back() == '\n') out.pop_back();
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("a reload reaches open connections: a rotated password, a removed user and tightened client rules apply at the next request",
+          "[integration][daemon][web]") {
+    NetNs ns;
+    Pki pki;
+    const auto& dir = pki.dir;
+    const auto web = dir / "web.yml";
+    const std::string tls = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n";
+    const std::string oldHash = bcrypt("old"), newHash = bcrypt("new");
+    std::ofstream(web) << tls << "basic_auth_users:\n  prom: " << oldHash << "\n";
+    Daemon d(ns, "metrics_interval: 500ms\nweb_config: " + web.string() + "\n", 19887);
+    const std::string url = "https://127.0.0.1:19887/metrics", ca_ = pki.caFile();
+    REQUIRE(eventually([&] { return curl(ns, {"--cacert", ca_, "-u", "prom:old", url}).code == "200"; }));
+    INFO(d.log());
+    const std::vector<std::string> trust = {"--cacert", ca_};
+
+    // The hash rotated (a Secret's update): the old password on the connection made before it is
+    // refused there, on the same connection; the new one works on a new connection.
+    CHECK(acrossReload(ns, d, dir, "rotated", url, "prom:old", trust, web, tls + "basic_auth_users:\n  prom: " + newHash + "\n") ==
+          "200\n401 same");
+    CHECK(curl(ns, {"--cacert", ca_, "-u", "prom:new", url}).code == "200");
+    // The user removed: refused on its kept connection too.
+    CHECK(acrossReload(ns, d, dir, "removed", url, "prom:new", trust, web, tls + "basic_auth_users:\n  other: " + newHash + "\n") ==
+          "200\n401 same");
+    // A 401 ends its connection (Connection: close): a refused client holds no slot.
+    Run twice = ns.exec({"curl", "-s", "-o", "/dev/null", "-o", "/dev/null", "-w", "%{http_code}/%{num_connects} ", "--cacert", ca_, "-u",
+                         "prom:new", url, url});
+    CHECK(twice.out == "401/1 401/1 ");
+    // The scheme's name in any case (RFC 7617), as Go's net/http reads it.
+    for (const char* scheme : {"basic", "BASIC"})
+        CHECK(curl(ns, {"--cacert", ca_, "-H", std::string("Authorization: ") + scheme + " b3RoZXI6bmV3", url}).code == "200");
+    // Client certificates required from now on: the connection made without one is closed
+    // instead of answered; a new connection must bring one.
+    swapWebConfig(d, web, tls + "basic_auth_users:\n  prom: " + newHash + "\n");
+    const std::string strict = "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                               "  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n"
+                               "basic_auth_users:\n  prom: " + newHash + "\n";
+    const std::string out = acrossReload(ns, d, dir, "tightened", url, "prom:new", trust, web, strict);
+    CHECK(out.rfind("200\nclosed", 0) == 0);
+    CHECK(curl(ns, {"--cacert", ca_, "-u", "prom:new", url}).code == "000");
+    CHECK(d.alive());
+}
+
+TEST_CASE("a flood of wrong guesses from other addresses neither locks the scraper out nor holds the connections",
+          "[integration][web][auth]") {
+    // Not in the ASan run: what it asserts is a time bound (2 s per scrape).
+    NetNs ns;
+    TempDir tmp;
+    const auto& dir = tmp.path;
+    const auto web = dir / "web.yml";
+    std::vector<std::string> hashes;
+    for (int i = 0; i < 21; ++i) hashes.push_back(bcrypt("s3cret"));  // each its own salt: a changed hash every reload
+    std::ofstream(web) << "basic_auth_users:\n  prometheus: " << hashes[0] << "\n";
+    // http_max_connections below the attackers' connections: the 401s and 429s close theirs.
+    Daemon d(ns, "metrics_interval: 500ms\nhttp_max_connections: 16\nweb_config: " + web.string() + "\n", 19888);
+    const std::string url = "http://127.0.0.1:19888/metrics";
+    // Prometheus at its own address, as it has one; it scraped before the rotations began.
+    int lastExit = 0;
+    auto scrape = [&] {
+        const Answer a = curl(ns, {"--interface", "127.0.0.2", "--max-time", "2", "-u", "prometheus:s3cret", url});
+        lastExit = a.exit;
+        return a.code;
+    };
+    REQUIRE(eventually([&] { return scrape() == "200"; }));
+    INFO(d.log());
+    Background flood(ns, {env("SCRAPE_ABUSE"), "guess", "127.0.0.1", "19888", "127.0.0.3,127.0.0.4,127.0.0.5", "8", "25", "prometheus:guess"},
+                     dir / "flood.log");
+    std::this_thread::sleep_for(2s);
+    int ok = 0;
+    std::string codes;
+    for (int i = 1; i <= 20; ++i) {
+        // A rotation: the hash changes, nothing remembered passes, the right password needs bcrypt.
+        swapWebConfig(d, web, "basic_auth_users:\n  prometheus: " + hashes[static_cast<std::size_t>(i)] + "\n");
+        const auto t0 = std::chrono::steady_clock::now();
+        const std::string code = scrape();
+        const bool inTime = std::chrono::steady_clock::now() - t0 <= 2s;
+        ok += code == "200" && inTime;
+        codes += code + (code == "200" ? " " : "/" + std::to_string(lastExit) + " ");
+    }
+    INFO(codes);
+    CHECK(ok >= 19);
+    REQUIRE(flood.wait(60s) == 0);
+    const std::string report = slurp(dir / "flood.log");
+    INFO(report);
+    double rate = 0;
+    long throttled = 0;
+    REQUIRE(std::sscanf(report.c_str(), "guesses %*d rate %lf/s 401 %*d 429 %ld", &rate, &throttled) == 2);
+    CHECK(rate >= 1000);  // the flood the issue asks for
+    CHECK(throttled > 0);
+    const std::string metrics = ns.exec({"curl", "-s", "-u", "prometheus:s3cret", url}).out;
+    CHECK(sample(metrics, "rxtune_web_auth_total{result=\"throttled\"}") >= static_cast<double>(throttled));
+    CHECK(sample(metrics, "rxtune_web_auth_total{result=\"ok\"}") >= 20);
+    // Logged, at most once every 10 s: a line at the first refusal, then one per 10 s of flood.
+    std::size_t lines = 0;
+    for (std::size_t at = 0; (at = d.log().find("scrape endpoint: basic auth refused", at)) != std::string::npos; ++at) ++lines;
+    CHECK(lines >= 1);
+    CHECK(lines <= 5);
+    CHECK(d.log().find("the most from 127.0.0.") != std::string::npos);
+    CHECK(d.alive());
+}
+
+TEST_CASE("client_allowed_sans with RequireAnyClientCert and no client CA is taken, with a warning naming the file and key",
+          "[integration][daemon][web]") {
+    NetNs ns;
+    Pki pki;
+    const auto web = pki.dir / "web.yml";
+    std::ofstream(web) << "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+                       << "  client_auth_type: RequireAnyClientCert\n  client_allowed_sans: [prometheus.monitoring.svc]\n";
+    Daemon d(ns, "metrics_interval: 500ms\nweb_config: " + web.string() + "\n", 19889);
+    REQUIRE(eventually([&] { return d.log().find("scrape endpoint on") != std::string::npos; }));
+    CHECK(eventually([&] {
+        return d.log().find("web config: " + web.string() + ":5:24: tls_server_config.client_allowed_sans: with RequireAnyClientCert and no "
+                            "client_ca_file") != std::string::npos;
+    }));
+    CHECK(d.alive());
 }

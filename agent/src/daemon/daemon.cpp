@@ -433,7 +433,10 @@ void Agent::reload(bool asked) {
     bpf_.reconfigure(cfg_, next->config);
     cfg_ = std::move(next->config);
     profile_ = std::move(next->profile);
-    if (webChanged) LOG_N("scrape endpoint: " + describe(*next->web) + " for new connections");
+    if (webChanged) {
+        LOG_N("scrape endpoint: " + describe(*next->web) + " from now on, on open connections too");
+        for (const auto& w : next->web->warnings) LOG_W("web config: " + w);
+    }
     web_ = std::move(next->web);
     if (profile_.steering.mode == SteeringMode::kAuto) auto_.setThresholds(profile_.steering.autoThresholds);
     else auto_.clear();  // no longer auto: the static plan decides
@@ -662,6 +665,10 @@ int runDaemon(const std::string& configPath, bool configGiven, const std::string
     http.listen = loaded->config.listen;
     http.maxConnections = loaded->config.httpMaxConnections;
     http.requestTimeout = loaded->config.httpTimeout;
+    std::array<prometheus::Counter*, std::size(kAuthResults)> authCounts{};
+    for (AuthResult r : kAuthResults) authCounts[static_cast<std::size_t>(r)] = &metrics.webAuth(toString(r));
+    http.onAuth = [authCounts](AuthResult r) { authCounts[static_cast<std::size_t>(r)]->Increment(); };
+    http.onWarning = [](const std::string& line) { LOG_W(line); };
     auto registry = metrics.registry();
     auto server = WebServer::start(http, loaded->web, [registry] { return prometheus::TextSerializer().Serialize(registry->Collect()); });
     if (!server) {
@@ -669,6 +676,7 @@ int runDaemon(const std::string& configPath, bool configGiven, const std::string
         return 1;
     }
     LOG_N("scrape endpoint on " + loaded->config.listen + ": " + describe(*loaded->web));
+    for (const auto& w : loaded->web->warnings) LOG_W("web config: " + w);
     FileTree fs("/");
     if (loaded->config.procSys != "/proc/sys") fs.redirect("proc/sys/", loaded->config.procSys);
     auto nl = Netlink::open();

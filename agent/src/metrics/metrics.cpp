@@ -127,7 +127,8 @@ Metrics::Metrics(std::string version)
       reloadOk_(gauge(*registry_, "rxtune_config_last_reload_successful", "Whether the last configuration load succeeded (0: a broken one was refused, the one before runs)")),
       reloadOkAt_(gauge(*registry_, "rxtune_config_last_reload_success_timestamp_seconds", "When the configuration in force was loaded")),
       reloadSeconds_(gauge(*registry_, "rxtune_config_last_reload_duration_seconds", "How long the last reload took: reading and checking the files, then planning and applying")),
-      cpuIdle_(gauge(*registry_, "rxtune_cpu_idle_ratio", "Share of the last metrics interval the CPU was idle (idle + iowait, /proc/stat)")) {
+      cpuIdle_(gauge(*registry_, "rxtune_cpu_idle_ratio", "Share of the last metrics interval the CPU was idle (idle + iowait, /proc/stat)")),
+      webAuth_(counter(*registry_, "rxtune_web_auth_total", "Scrape requests checked for basic auth, by result: ok (bcrypt), remembered (a right password seen before), wrong_password, unknown_user, no_credentials, throttled (refused unchecked with 429: the address's share of the bcrypt budget was spent)")) {
     build_.Add({{"version", std::move(version)}}).Set(1);
     for (const char* r : {"changed", "unchanged", "failed"}) applies_.Add({{"result", r}});
     for (const char* s : {"in_sync", "drifted", "pending", "not_in_effect"}) settings_.Add({{"state", s}});
@@ -274,6 +275,8 @@ void Metrics::setAutoState(const std::string& interface, const std::string& stat
 void Metrics::setTrialDelivered(const std::string& interface, const std::string& candidate, double pps) {
     trialDelivered_.Add({{"interface", interface}, {"candidate", candidate}}).Set(pps);
 }
+
+prometheus::Counter& Metrics::webAuth(const std::string& result) { return webAuth_.Add({{"result", result}}); }
 
 void Metrics::recordReload(bool ok, double timestamp, double seconds) {
     reloads_.Add({{"result", ok ? "success" : "failure"}}).Increment();

@@ -72,6 +72,10 @@ public:
     // Each CPU's idle share (idle + iowait) over the last metrics interval, from /proc/stat.
     void updateCpuIdle(const std::map<unsigned, CpuJiffies>& procStat);
 
+    // The scrape endpoint's basic-auth outcomes (web/auth_guard's labels); the child, made once and
+    // then counted from the scrape thread.
+    prometheus::Counter& webAuth(const std::string& result);
+
     double busiestShare() const { return lastShare_; }
 
 private:
@@ -125,6 +129,7 @@ private:
     prometheus::Family<prometheus::Gauge>& reloadOkAt_;
     prometheus::Family<prometheus::Gauge>& reloadSeconds_;
     prometheus::Family<prometheus::Gauge>& cpuIdle_;
+    prometheus::Family<prometheus::Counter>& webAuth_;
 
     // Live children of the snapshot-derived families, removed when their interface or CPU goes away.
     std::map<std::string, prometheus::Gauge*> liveInfo_, liveQueues_, liveQueuesMax_, liveCap_, liveClass_;

@@ -123,6 +123,15 @@ void parseTls(const YAML::Node& t, const std::string& file, WebConfig& c) {
     if (!tls.clientAllowedSans.empty() && tls.clientAuth != ClientAuth::kRequireAnyClientCert &&
         tls.clientAuth != ClientAuth::kRequireAndVerifyClientCert)
         bad(t["client_allowed_sans"], p + ".client_allowed_sans", "needs client_auth_type RequireAnyClientCert or RequireAndVerifyClientCert");
+    // As exporter-toolkit, taken; but no CA checks the certificate, so anyone can make one that
+    // names an allowed SAN.
+    if (!tls.clientAllowedSans.empty() && tls.clientAuth == ClientAuth::kRequireAnyClientCert && tls.clientCaFile.empty()) {
+        const YAML::Mark m = t["client_allowed_sans"].Mark();
+        c.warnings.push_back(file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": " + p +
+                             ".client_allowed_sans: with RequireAnyClientCert and no client_ca_file no certificate is verified, so "
+                             "any self-signed certificate can claim these names: they authenticate nothing (use "
+                             "RequireAndVerifyClientCert with client_ca_file)");
+    }
     c.tls = std::move(tls);
 }
 

@@ -50,6 +50,7 @@ struct WebConfig {
     bool http2 = true;
     std::vector<std::pair<std::string, std::string>> headers;  // in the file's order
     std::map<std::string, std::string> basicAuthUsers;         // user -> bcrypt hash; empty: no auth
+    std::vector<std::string> warnings;  // taken as the toolkit takes them, but weaker than they look: file:line:col: key: why
 };
 
 // Errors name the file, line, column and key: `web.yml:3:14: tls_server_config.min_version: ...`.

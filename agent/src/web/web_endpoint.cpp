@@ -1,6 +1,5 @@
 #include "web/web_endpoint.hpp"
 
-#include <crypt.h>
 #include <gnutls/gnutls.h>
 #include <gnutls/crypto.h>
 #include <gnutls/x509.h>
@@ -13,6 +12,7 @@
 
 #include "core/digest.hpp"
 #include "sys/files.hpp"
+#include "web/auth_guard.hpp"
 
 namespace rxtune {
 
@@ -103,24 +103,6 @@ Result<long long> checkPair(const std::string& file, const TlsServerConfig& cfg,
     return notAfter;
 }
 
-// A bcrypt hash of nothing anyone knows, of the usual cost, for unknown users' attempts.
-const std::string& decoyHash() {
-    static const std::string hash = [] {
-        char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-        crypt_data data{};
-        if (!::crypt_gensalt_rn("$2y$", 10, nullptr, 0, setting, sizeof setting)) return std::string();
-        const char* h = ::crypt_r("rxtune-decoy", setting, &data);
-        return std::string(h ? h : "");
-    }();
-    return hash;
-}
-
-std::array<unsigned char, 32> sha256(const std::string& s) {
-    std::array<unsigned char, 32> out{};
-    gnutls_hash_fast(GNUTLS_DIG_SHA256, s.data(), s.size(), out.data());
-    return out;
-}
-
 }  // namespace
 
 Result<std::string> tlsPriorities(const TlsServerConfig& tls, const std::string& file) {
@@ -193,6 +175,10 @@ Result<std::shared_ptr<const WebEndpoint>> prepareWebEndpoint(const WebConfig& c
     ep->file = cfg.file;
     ep->headers = cfg.headers;
     ep->users = cfg.basicAuthUsers;
+    ep->warnings = cfg.warnings;
+    int cost = 0;  // the highest configured: newer exporter-toolkit releases do the same
+    for (const auto& [user, hash] : ep->users) cost = std::max(cost, bcryptCost(hash));
+    if (!ep->users.empty()) ep->decoy = decoyHash(cost);
     Digest digest;  // what a change on disk is compared by
     if (!cfg.file.empty()) {
         auto text = readFileBounded(cfg.file, 1 << 20);
@@ -233,30 +219,11 @@ Result<std::shared_ptr<const WebEndpoint>> prepareWebEndpoint(const WebConfig& c
 
 std::shared_ptr<const WebEndpoint> plainWebEndpoint() { return std::make_shared<const WebEndpoint>(); }
 
-bool WebEndpoint::authorize(const std::string& user, const std::string& password) const {
-    return authorize(user, password, std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count());
-}
-
-bool WebEndpoint::authorize(const std::string& user, const std::string& password, double now) const {
-    auto it = users.find(user);
-    const auto digest = sha256((it == users.end() ? decoyHash() : it->second) + '\0' + password);
-    if (auto v = verified_.find(user); it != users.end() && v != verified_.end()) {
-        unsigned char diff = 0;
-        for (std::size_t i = 0; i < digest.size(); ++i) diff |= static_cast<unsigned char>(digest[i] ^ v->second[i]);
-        if (diff == 0) return true;
-    }
-    // The bcrypt budget: a token bucket refilled at kBcryptPerSecond.
-    if (refilledAt_ >= 0) tokens_ = std::min(kBcryptPerSecond, tokens_ + (now - refilledAt_) * kBcryptPerSecond);
-    refilledAt_ = now;
-    if (tokens_ < 1) return false;
-    tokens_ -= 1;
-    if (it == users.end()) {
-        checkPassword(decoyHash(), password);
-        return false;
-    }
-    if (!checkPassword(it->second, password)) return false;
-    verified_[user] = digest;
-    return true;
+bool sameTls(const WebEndpoint& a, const WebEndpoint& b) {
+    if (!a.tls || !b.tls) return !a.tls && !b.tls;
+    const WebTls &x = *a.tls, &y = *b.tls;
+    return x.certPem == y.certPem && x.keyPem == y.keyPem && x.clientCaPem == y.clientCaPem && x.priorities == y.priorities &&
+           x.clientAuth == y.clientAuth && x.clientAllowedSans == y.clientAllowedSans;
 }
 
 }  // namespace rxtune

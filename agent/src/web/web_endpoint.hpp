@@ -4,7 +4,6 @@
 // when it is loaded, with its file and key named, and never replaces one that works.
 #pragma once
 
-#include <array>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,25 +32,17 @@ public:
     std::vector<std::pair<std::string, std::string>> headers;
     std::map<std::string, std::string> users;  // user -> bcrypt hash; empty: no authentication
 
-    // Basic auth against `users`: bcrypt (slow on purpose), so a user's last good password is
-    // remembered by its SHA-256 and checked again without bcrypt. An unknown user costs a bcrypt
-    // too, so that the time taken does not say which users exist. At most kBcryptPerSecond
-    // bcrypt checks run a second (a burst of as many): beyond that a password not remembered is
-    // refused unchecked, so guessing cannot take the server's thread from the scrapes. One
-    // thread calls it (the server's).
-    static constexpr double kBcryptPerSecond = 10;
-    bool authorize(const std::string& user, const std::string& password) const;
-    bool authorize(const std::string& user, const std::string& password, double nowSeconds) const;
-
-private:
-    mutable std::map<std::string, std::array<unsigned char, 32>> verified_;
-    mutable double tokens_ = kBcryptPerSecond, refilledAt_ = -1;
+    std::string decoy;  // a hash of the highest configured cost, for unknown users (web/auth_guard)
+    std::vector<std::string> warnings;  // the web config's, logged where it is loaded
 };
 
 // Reads the files `cfg` names and checks them together; errors name the web config file and key.
 Result<std::shared_ptr<const WebEndpoint>> prepareWebEndpoint(const WebConfig& cfg);
 // The default endpoint: plain HTTP, no users, no extra headers.
 std::shared_ptr<const WebEndpoint> plainWebEndpoint();
+// Whether a connection made under `a` may go on under `b`: the same TLS or none in both (the
+// certificate, key, client CA, client_auth_type, allowed SANs and priorities).
+bool sameTls(const WebEndpoint& a, const WebEndpoint& b);
 
 // GnuTLS's priority string for the versions, cipher suites and curves of `tls` (exporter-toolkit's
 // meaning: cipher_suites restrict TLS 1.0-1.2); an error names the key when GnuTLS cannot express

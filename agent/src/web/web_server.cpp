@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstdarg>
 #include <cstdint>
@@ -135,8 +136,11 @@ int verifyPeer(gnutls_session_t s) {
                    ? -1
                    : 0;
     if (tls.clientAuth == ClientAuth::kVerifyClientCertIfGiven || tls.clientAuth == ClientAuth::kRequireAndVerifyClientCert) {
+        // As Go's crypto/tls: a certificate (or CA) that names key purposes must name client
+        // authentication; a server-only certificate of the same CA (another service's) is refused.
+        gnutls_typed_vdata_st purpose{GNUTLS_DT_KEY_PURPOSE_OID, reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT)), 0};
         unsigned status = 0;
-        if (gnutls_certificate_verify_peers2(s, &status) < 0 || status != 0) return -1;
+        if (gnutls_certificate_verify_peers(s, &purpose, 1, &status) < 0 || status != 0) return -1;
     }
     if (tls.clientAllowedSans.empty()) return 0;
     for (const auto& san : peerSans(s))
@@ -154,9 +158,12 @@ struct Tracked {
     Generation* gen = nullptr;  // null while gated: not libmicrohttpd's yet
     Stage stage = kGated;
     bool closing = false;       // shut down by us, libmicrohttpd has yet to close it
-    Clock::time_point deadline;
+    Clock::time_point accepted, deadline;
+    std::string client;         // the auth budget's key for its address (clientKey)
     std::list<int>::iterator pos;
 };
+
+double seconds(Clock::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
 // A gated connection's first bytes, read without taking them.
 enum class FirstBytes { kWait, kReady, kNotTls };
@@ -178,12 +185,16 @@ FirstBytes firstBytes(int fd, bool tls) {
 // with nothing new on any descriptor, the next wait is at least kSpinFloorMs (an answer's own
 // steps take a run or two each).
 constexpr int kSpinRuns = 6;
+// Connections taken from the listen queue before libmicrohttpd runs again (the rest wait in it).
+constexpr int kAcceptRound = 1024;
 constexpr long long kSpinFloorMs = 10;
 
 class Loop {
 public:
-    Loop(int ep, const WebServerOptions& opts) : ep_(ep), opts_(opts) {}
+    Loop(int ep, const WebServerOptions& opts) : ep_(ep), opts_(opts), auth_(opts.auth) {}
 
+    // A new web configuration: it takes new connections; an idle kept-alive connection made under
+    // other TLS rules goes now (its next request would be refused).
     void adopt(std::unique_ptr<Generation> g) {
         g->loop = this;
         epoll_event ev{};
@@ -191,30 +202,94 @@ public:
         ev.data.u64 = kTagGeneration;
         ::epoll_ctl(ep_, EPOLL_CTL_ADD, g->epollFd, &ev);
         gens_.push_back(std::move(g));
+        std::vector<int> stale;
+        for (const int fd : lists_[kKept])
+            if (!sameTls(*conns_.at(fd).gen->endpoint, *current()->endpoint)) stale.push_back(fd);
+        for (const int fd : stale) shut(fd);
     }
     Generation* current() const { return gens_.back().get(); }
+
+    // Whether the answer now being made for `fd` is its last: the connection is maxAge old, or
+    // was made under TLS rules no longer in force.
+    bool lastAnswer(int fd) const {
+        auto it = conns_.find(fd);
+        if (it == conns_.end() || !it->second.gen) return true;
+        return Clock::now() - it->second.accepted >= opts_.maxAge || !sameTls(*it->second.gen->endpoint, *current()->endpoint);
+    }
+
+    // Basic auth for a request on `fd` against `ep` (the configuration in force), counted, and
+    // refusals remembered for the log.
+    Authenticator::Outcome authenticate(MHD_Connection* c, int fd, const WebEndpoint& ep) {
+        const char* header = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION);
+        auto creds = header ? parseBasicAuth(header) : std::nullopt;
+        auto it = conns_.find(fd);
+        const std::string client = it != conns_.end() ? it->second.client : "?";
+        Authenticator::Outcome o{AuthResult::kNoCredentials};
+        if (creds) {
+            o = auth_.check(ep.users, ep.decoy, client, creds->first, creds->second, seconds(Clock::now()));
+            std::fill(creds->second.begin(), creds->second.end(), '\0');
+        }
+        if (opts_.onAuth) opts_.onAuth(o.result);
+        if (!granted(o.result)) {
+            ++refused_[static_cast<std::size_t>(o.result)];
+            if (refusedBy_.size() < opts_.auth.maxAddresses || refusedBy_.count(client)) ++refusedBy_[client];
+        }
+        return o;
+    }
+
+    // At most one line every kWarnSeconds about the refusals since the last one.
+    void reportRefusals() {
+        if (refusedBy_.empty() || !opts_.onWarning) return;
+        const double now = seconds(Clock::now());
+        if (now - warnedAt_ < WebServerOptions::kWarnSeconds) return;
+        std::string line = "scrape endpoint: basic auth refused ";
+        bool first = true;
+        for (AuthResult r : kAuthResults)
+            if (const auto n = refused_[static_cast<std::size_t>(r)]) {
+                line += (first ? "" : ", ") + std::to_string(n) + " " + toString(r);
+                first = false;
+            }
+        const auto top = std::max_element(refusedBy_.begin(), refusedBy_.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+        line += warnedAt_ < 0 ? "" : " in the last " + std::to_string(static_cast<long long>(now - warnedAt_)) + " s";
+        line += " from " + std::to_string(refusedBy_.size()) + (refusedBy_.size() == 1 ? " address" : " addresses") + ", the most from " +
+                top->first + " (" + std::to_string(top->second) + ")";
+        if (refused_[static_cast<std::size_t>(AuthResult::kThrottled)])
+            line += "; throttled: refused unchecked with 429, the address's share of the bcrypt budget spent";
+        opts_.onWarning(line);
+        warnedAt_ = now;
+        refused_ = {};
+        refusedBy_.clear();
+    }
 
     // New connections wait at the gate, in our epoll set, until their first bytes come (for TLS:
     // the whole first record, the ClientHello): one that connects and sends nothing, or dribbles,
     // costs libmicrohttpd and GnuTLS nothing.
     void acceptAll(int listener) {
-        while (true) {
-            int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        for (int round = 0; round < kAcceptRound; ++round) {
+            sockaddr_storage addr{};
+            socklen_t len = sizeof addr;
+            int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
             if (fd < 0) {
                 // Out of descriptors: the oldest unfinished connection makes room.
-                if ((errno == EMFILE || errno == ENFILE) && evictOne()) {
+                if ((errno == EMFILE || errno == ENFILE) && evictOne(true)) {
                     runAll();
                     continue;
                 }
                 return;  // EAGAIN, or nothing to free
             }
-            if (open_ >= opts_.maxConnections) evictOne();
+            const std::string client = clientKey(&addr, len);
+            if (open_ >= opts_.maxConnections && !evictOne(auth_.trusted(client, seconds(Clock::now())))) {
+                ::close(fd);  // only trusted addresses' connections are open: they stay, this one goes
+                continue;
+            }
             // An answer goes out as written: TLS records of a head and a body must not wait for
             // the client's delayed ACK (40 ms).
             int one = 1;
             ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
             Tracked& t = conns_[fd];
-            place(fd, t, kGated, Clock::now() + opts_.requestTimeout);
+            t.accepted = Clock::now();
+            t.client = client;
+            place(fd, t, kGated, t.accepted + opts_.requestTimeout);
             ++open_;
             epoll_event ev{};
             ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
@@ -289,7 +364,7 @@ public:
         if (it == conns_.end() || it->second.closing) return;
         Tracked& t = it->second;
         lists_[t.stage].erase(t.pos);
-        place(fd, t, kKept, Clock::now() + opts_.idleTimeout);
+        place(fd, t, kKept, std::min(Clock::now() + opts_.idleTimeout, t.accepted + opts_.maxAge));
     }
     void closed(int fd) { forget(fd); }
 
@@ -347,17 +422,25 @@ private:
     // Room for a new connection: the oldest that sent too little to be served goes first, then
     // the oldest being served, then the kept-alive one idle longest.
     // A gated connection whose first bytes came since its last event is handed over, not closed.
-    bool evictOne() {
-        for (auto& list : lists_)
-            while (!list.empty()) {
-                const int fd = list.front();
-                if (&list == &lists_[kGated] && firstBytes(fd, current()->endpoint->tls != nullptr) == FirstBytes::kReady) {
-                    handOver(fd);
-                    continue;
+    // Connections from addresses that authenticated before (Prometheus's) go last, and only for a
+    // newcomer from such an address: a flood of connections from elsewhere cannot push the
+    // scraper's out.
+    bool evictOne(bool forTrusted) {
+        const double now = seconds(Clock::now());
+        for (const bool spareTrusted : {true, false}) {
+            if (!spareTrusted && !forTrusted) break;
+            for (auto& list : lists_)
+                for (auto it = list.begin(); it != list.end();) {
+                    const int fd = *it++;  // handOver and shut take fd out of this list
+                    if (spareTrusted && auth_.trusted(conns_.at(fd).client, now)) continue;
+                    if (&list == &lists_[kGated] && firstBytes(fd, current()->endpoint->tls != nullptr) == FirstBytes::kReady) {
+                        handOver(fd);
+                        continue;
+                    }
+                    shut(fd);
+                    return true;
                 }
-                shut(fd);
-                return true;
-            }
+        }
         return false;
     }
     void forget(int fd) {
@@ -378,6 +461,10 @@ private:
     std::map<int, Tracked> conns_;
     std::array<std::list<int>, 3> lists_;  // by Stage, each in deadline order
     std::size_t open_ = 0;         // connections not being closed
+    Authenticator auth_;           // outlives the generations: budgets and remembered passwords survive a reload
+    std::array<std::size_t, std::size(kAuthResults)> refused_{};  // since the last warning
+    std::map<std::string, std::size_t> refusedBy_;
+    double warnedAt_ = -1;
 };
 
 // ---- libmicrohttpd's callbacks (cls: the Generation) ----
@@ -417,35 +504,32 @@ void onLog(void* cls, const char* fmt, va_list ap) {
     while (!g->log.empty() && (g->log.back() == '\n' || g->log.back() == ' ')) g->log.pop_back();
 }
 
-MHD_Result answer(MHD_Connection* c, const Generation& g, unsigned status, const std::string& type, const std::string& body,
-                  bool askForPassword = false) {
+struct Reply {
+    bool close = false;          // Connection: close (libmicrohttpd closes after sending)
+    bool askForPassword = false; // WWW-Authenticate
+    double retryAfter = 0;       // seconds, for a 429
+};
+
+MHD_Result answer(MHD_Connection* c, const WebEndpoint& ep, unsigned status, const std::string& type, const std::string& body,
+                  Reply how = {}) {
     MHD_Response* r = MHD_create_response_from_buffer(body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
     if (!r) return MHD_NO;
     MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type.c_str());
-    for (const auto& [name, value] : g.endpoint->headers) MHD_add_response_header(r, name.c_str(), value.c_str());
+    for (const auto& [name, value] : ep.headers) MHD_add_response_header(r, name.c_str(), value.c_str());
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED) MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-    const MHD_Result rc = askForPassword ? MHD_queue_basic_auth_fail_response(c, "rxtune", r) : MHD_queue_response(c, status, r);
+    if (how.askForPassword) MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"rxtune\"");
+    if (how.retryAfter > 0)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, std::to_string(static_cast<long long>(std::ceil(how.retryAfter))).c_str());
+    if (how.close) MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    const MHD_Result rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return rc;
-}
-
-// Basic auth where users are configured: the credentials sent, checked (bcrypt, then remembered).
-bool authorized(MHD_Connection* c, const WebEndpoint& ep) {
-    if (ep.users.empty()) return true;
-    char* password = nullptr;
-    char* user = MHD_basic_auth_get_username_password(c, &password);
-    const bool ok = user && password && ep.authorize(user, password);
-    if (password) {
-        std::memset(password, 0, std::strlen(password));
-        MHD_free(password);
-    }
-    if (user) MHD_free(user);
-    return ok;
 }
 
 MHD_Result onRequest(void* cls, MHD_Connection* c, const char* url, const char* method, const char*, const char*,
                      std::size_t* uploadSize, void** requestContext) {
     const auto& g = *static_cast<Generation*>(cls);
+    Loop& loop = *g.loop;
     // The first call brings the head, the last one comes when the request is whole: an answer
     // queued before that makes libmicrohttpd close the connection (no keep-alive) for fear of an
     // unread body. A body (none is expected) is taken and dropped.
@@ -458,14 +542,27 @@ MHD_Result onRequest(void* cls, MHD_Connection* c, const char* url, const char* 
         *uploadSize = 0;
         return MHD_YES;
     }
+    // Judged by the web configuration in force now, whichever one the connection began under; one
+    // made under other TLS rules is closed unanswered (a client retries a request on a reused
+    // connection that closed before answering, and handshakes again).
+    const WebEndpoint& ep = *loop.current()->endpoint;
+    if (!sameTls(*g.endpoint, ep)) return MHD_NO;
+    const int fd = fdOf(c);
     const std::string path = url ? url : "";
     const std::string m = method ? method : "";
-    if (!authorized(c, *g.endpoint)) return answer(c, g, MHD_HTTP_UNAUTHORIZED, "text/plain; charset=utf-8", "Unauthorized\n", true);
-    if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD)
-        return answer(c, g, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8", "GET only\n");
-    if (path == "/metrics") return answer(c, g, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", (*g.render)());
-    if (path == "/") return answer(c, g, MHD_HTTP_OK, "text/html; charset=utf-8", "<a href=\"/metrics\">/metrics</a>\n");
-    return answer(c, g, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", "not found\n");
+    constexpr const char* kText = "text/plain; charset=utf-8";
+    if (!ep.users.empty()) {
+        const auto o = loop.authenticate(c, fd, ep);
+        if (o.result == AuthResult::kThrottled)
+            return answer(c, ep, MHD_HTTP_TOO_MANY_REQUESTS, kText, "Too Many Requests: try again later\n",
+                          {.close = true, .retryAfter = std::max(1.0, o.retryAfter)});
+        if (!granted(o.result)) return answer(c, ep, MHD_HTTP_UNAUTHORIZED, kText, "Unauthorized\n", {.close = true, .askForPassword = true});
+    }
+    const Reply how{.close = loop.lastAnswer(fd)};
+    if (m != MHD_HTTP_METHOD_GET && m != MHD_HTTP_METHOD_HEAD) return answer(c, ep, MHD_HTTP_METHOD_NOT_ALLOWED, kText, "GET only\n", how);
+    if (path == "/metrics") return answer(c, ep, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8", (*g.render)(), how);
+    if (path == "/") return answer(c, ep, MHD_HTTP_OK, "text/html; charset=utf-8", "<a href=\"/metrics\">/metrics</a>\n", how);
+    return answer(c, ep, MHD_HTTP_NOT_FOUND, kText, "not found\n", how);
 }
 
 }  // namespace
@@ -524,8 +621,9 @@ Result<std::unique_ptr<Generation>> WebServer::generation(std::shared_ptr<const 
     g->render = &render_;
     const WebTls* tls = g->endpoint->tls.get();
     unsigned flags = MHD_USE_NO_LISTEN_SOCKET | MHD_USE_EPOLL | MHD_USE_ERROR_LOG | (tls ? MHD_USE_TLS : 0);
-    // libmicrohttpd's own limits stay above ours: ours decide who goes.
-    const auto limit = static_cast<unsigned>(opts_.maxConnections * 2 + 16);
+    // libmicrohttpd's own limits stay above ours: ours decide who goes. The connections it holds
+    // are ours and those we shut since its last run: at most one accept round's (kAcceptRound).
+    const auto limit = static_cast<unsigned>(opts_.maxConnections + kAcceptRound + 16);
     const auto idle = static_cast<unsigned>(std::chrono::duration_cast<std::chrono::seconds>(opts_.idleTimeout).count() + 1);
     std::vector<MHD_OptionItem> o = {
         {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&onLog), g.get()},
@@ -609,6 +707,7 @@ void WebServer::loop() {
         if (accept) conns.acceptAll(listener_.get());
         conns.expire();
         conns.runAll();
+        conns.reportRefusals();
     }
     conns.stopAll();
 }

@@ -7,8 +7,12 @@
 // never finished a request makes room (libmicrohttpd alone refuses the newest, the scrape, and
 // times out only connections that send nothing at all).
 //
-// use() swaps the web configuration without dropping anyone: new connections get the new one,
-// connections already open finish on the one they started with.
+// use() swaps the web configuration: every request is judged by the one in force when it comes
+// (users, passwords, headers), on old connections too; a connection whose TLS rules (certificate,
+// client CA, client_auth_type, allowed SANs, versions) changed is closed, at once where it is idle
+// between requests, after its answer where one is under way, so that its client handshakes again
+// under the new rules. A kept-alive connection also ends after its answer once it is maxAge old.
+// A 401 or 429 closes its connection: refused clients cannot hold the slots.
 #pragma once
 
 #include <chrono>
@@ -22,6 +26,7 @@
 
 #include "core/result.hpp"
 #include "sys/unique_fd.hpp"
+#include "web/auth_guard.hpp"
 #include "web/web_endpoint.hpp"
 
 namespace rxtune {
@@ -31,6 +36,11 @@ struct WebServerOptions {
     std::size_t maxConnections = 4096;    // beyond it the oldest unfinished connection is closed
     std::chrono::milliseconds requestTimeout{10000};  // from accept to the answer sent (TLS handshake included)
     std::chrono::milliseconds idleTimeout{120000};    // a kept-alive connection's, for each next request and answer
+    std::chrono::milliseconds maxAge{300000};          // a connection this old is closed after its answer
+    AuthBudget auth;                                   // bcrypt's CPU time, per client address
+    std::function<void(AuthResult)> onAuth;            // each request's basic-auth outcome (where users are configured)
+    std::function<void(const std::string&)> onWarning; // refused guesses, at most one line every kWarnSeconds
+    static constexpr double kWarnSeconds = 10;
 };
 
 struct Generation;

@@ -189,3 +189,20 @@ TEST_CASE("rxtune and promtool check web-config agree", "[web][promtool]") {
         CHECK(ours.has_value() == promtool);
     }
 }
+
+TEST_CASE("client_allowed_sans without a CA to check them is taken with a located warning", "[web]") {
+    const std::string head = "tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n";
+    auto weak = parseWebConfig(head + "  client_auth_type: RequireAnyClientCert\n  client_allowed_sans: [prom.example]\n", "/etc/rxtune/web.yml");
+    REQUIRE(weak);
+    REQUIRE(weak->warnings.size() == 1);
+    CHECK(weak->warnings[0].rfind("/etc/rxtune/web.yml:5:24: tls_server_config.client_allowed_sans: with RequireAnyClientCert and no "
+                                  "client_ca_file no certificate is verified",
+                                  0) == 0);
+    // With a CA, or where the CA verifies: no warning.
+    for (const std::string& rest : {std::string("  client_auth_type: RequireAnyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [p]\n"),
+                                    std::string("  client_auth_type: RequireAndVerifyClientCert\n  client_ca_file: ca.crt\n  client_allowed_sans: [p]\n")}) {
+        auto c = parseWebConfig(head + rest, "/etc/rxtune/web.yml");
+        REQUIRE(c);
+        CHECK(c->warnings.empty());
+    }
+}

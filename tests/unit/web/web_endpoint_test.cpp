@@ -6,6 +6,7 @@
 
 #include "../support/bcrypt.hpp"
 #include "../support/temp_dir.hpp"
+#include "web/auth_guard.hpp"
 #include "web/web_endpoint.hpp"
 
 using namespace rxtune;
@@ -106,30 +107,15 @@ TEST_CASE("a web config's files are read and checked together when it is prepare
     CHECK(missing.error().message().find("tls_server_config.client_ca_file " + c.tls->clientCaFile + ": cannot be read") != std::string::npos);
 }
 
-TEST_CASE("basic auth: bcrypt once per user and password, unknown users and wrong passwords refused", "[web]") {
-    WebEndpoint ep;
-    ep.users["prometheus"] = bcrypt("s3cret");
-    CHECK(ep.authorize("prometheus", "s3cret"));
-    CHECK(ep.authorize("prometheus", "s3cret"));  // remembered
-    CHECK_FALSE(ep.authorize("prometheus", "s3cret "));
-    CHECK_FALSE(ep.authorize("prometheus", ""));
-    CHECK_FALSE(ep.authorize("nobody", "s3cret"));
-    CHECK_FALSE(ep.authorize("", ""));
-    CHECK(ep.authorize("prometheus", "s3cret"));
-}
-
-TEST_CASE("basic auth: guesses beyond the bcrypt budget are refused unchecked; a remembered password still passes", "[web]") {
-    WebEndpoint ep;
-    ep.users["prometheus"] = bcrypt("s3cret");
-    double t = 100;
-    CHECK(ep.authorize("prometheus", "s3cret", t));  // one bcrypt, remembered
-    for (int i = 0; i < 9; ++i) CHECK_FALSE(ep.authorize("prometheus", "guess" + std::to_string(i), t));
-    CHECK_FALSE(ep.authorize("nobody", "x", t));  // the budget is spent
-    CHECK(ep.authorize("prometheus", "s3cret", t));  // remembered: no bcrypt needed
-    // A second later the budget is back: a new right password (after a reload) is checked again.
-    WebEndpoint fresh;
-    fresh.users = ep.users;
-    for (int i = 0; i < 10; ++i) CHECK_FALSE(fresh.authorize("prometheus", "guess", t));
-    CHECK_FALSE(fresh.authorize("prometheus", "s3cret", t));  // refused unchecked
-    CHECK(fresh.authorize("prometheus", "s3cret", t + 1.0));
+TEST_CASE("the decoy for unknown users has the highest configured cost", "[web]") {
+    WebConfig c;  // users only: no file to read
+    c.basicAuthUsers = {{"a", bcrypt("x")}, {"b", "$2y$12$" + bcrypt("y").substr(7)}};
+    auto ep = prepareWebEndpoint(c);
+    REQUIRE(ep);
+    CHECK(bcryptCost((*ep)->decoy) == 12);
+    CHECK(isBcryptHash((*ep)->decoy));
+    c.basicAuthUsers.clear();
+    auto none = prepareWebEndpoint(c);
+    REQUIRE(none);
+    CHECK((*none)->decoy.empty());
 }
