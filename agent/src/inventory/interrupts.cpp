@@ -24,21 +24,52 @@ bool parseU64(std::string_view s, std::uint64_t& v) {
     return ec == std::errc() && p == s.data() + s.size();
 }
 
-// The kernel pads the chip/hwirq columns; the action list is the comma-separated tail.
-// Action names never contain spaces, and chip columns end with a trigger type such as
-// "-edge"/"-level" (or are a bare chip name for IPI lines, which have no actions).
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+bool equalsLower(std::string_view t, std::string_view lowerWord) {
+    if (t.size() != lowerWord.size()) return false;
+    for (size_t i = 0; i < t.size(); ++i)
+        if (lower(t[i]) != lowerWord[i]) return false;
+    return true;
+}
+
+// The flow handlers' names (irq_set_chip_and_handler_name), as x86 joins them to the hwirq.
+constexpr std::string_view kHandlers[] = {"edge", "level", "fasteoi", "simple", "percpu", "percpu_devid", "edge_eoi", "level_eoi",
+                                          "bad", "untracked"};
+
+bool isHandler(std::string_view name) {
+    for (auto h : kHandlers)
+        if (equalsLower(name, h)) return true;
+    return false;
+}
+
+// What ends the chip columns of a line (kernel/irq/proc.c, show_interrupts): where the kernel
+// has GENERIC_IRQ_SHOW_LEVEL (arm64, riscv, ...), a column of its own, "Edge" or "Level";
+// elsewhere (x86) the flow handler's name joined to the hwirq: "49152-edge", "23-fasteoi", or
+// "-edge" where the IRQ has no domain.
+enum class Trigger { kNone, kLevelColumn, kJoined };
+Trigger triggerOf(std::string_view t) {
+    if (equalsLower(t, "edge") || equalsLower(t, "level")) return Trigger::kLevelColumn;
+    const auto dash = t.rfind('-');
+    return dash != std::string_view::npos && isHandler(t.substr(dash + 1)) ? Trigger::kJoined : Trigger::kNone;
+}
+
+// After the counts: the chip's name (one column, or more where the chip prints a device name with
+// spaces), the hwirq, the trigger (above), on GENERIC_IRQ_SHOW_LEVEL kernels the handler's name
+// as "-name" where it has one, then the actions, ", "-separated (names without spaces). Lines
+// with no trigger (IPIs: "Local timer interrupts") are chip text alone. The first trigger counts:
+// an action may end in "-edge", a chip's name does not.
 void splitChipAndActions(std::string_view rest, InterruptLine& line) {
     auto tokens = splitWs(rest);
     size_t firstAction = tokens.size();
     for (size_t i = 0; i < tokens.size(); ++i) {
-        std::string_view t = tokens[i];
-        if (t.ends_with("-edge") || t.ends_with("-level") || t.ends_with("-fasteoi") || t == "edge" ||
-            t == "level")
-            firstAction = i + 1;
-    }
-    if (firstAction == tokens.size() && !tokens.empty()) {
-        // No trigger token: IPI descriptions ("Local timer interrupts") are all chip text.
-        firstAction = tokens.size();
+        const Trigger t = triggerOf(tokens[i]);
+        if (t == Trigger::kNone) continue;
+        firstAction = i + 1;
+        if (t == Trigger::kLevelColumn && firstAction < tokens.size() && tokens[firstAction].size() > 1 && tokens[firstAction][0] == '-' &&
+            isHandler(tokens[firstAction].substr(1)))
+            ++firstAction;
+        break;
     }
     std::string chip;
     for (size_t i = 0; i < firstAction && i < tokens.size(); ++i) {

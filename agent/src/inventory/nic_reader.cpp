@@ -94,13 +94,26 @@ Result<void> readQueues(const FileTree& dev, Nic& nic) {
     return {};
 }
 
+// A virtio NIC's virtio device ("virtio0"), or "" for another bus.
+std::string virtioDevice(const FileTree& dev) {
+    auto sub = dev.readLink("device/subsystem");
+    if (!sub || !sub->ends_with("/virtio")) return "";
+    auto target = dev.readLink("device");
+    if (!target) return "";
+    const auto slash = target->rfind('/');
+    return slash == std::string::npos ? *target : target->substr(slash + 1);
+}
+
 // IRQ numbers: MSI vectors of the device (for virtio, of the PCI function above it), the legacy
-// line, and any /proc/interrupts action named after the interface ("eth0-TxRx-0").
+// line, and any /proc/interrupts action named after the interface ("eth0-TxRx-0") or, for a
+// virtio-mmio device (no PCI function: microVMs, arm64 virt), after its virtio device: its one
+// interrupt's action is "virtio0" (virtio_mmio.c requests it under the virtio device's name).
 std::set<unsigned> irqNumbers(const FileTree& dev, const Nic& nic, const InterruptTable& table, bool hasDevice) {
     std::set<unsigned> out;
+    const std::string virtio = hasDevice ? virtioDevice(dev) : "";
     if (hasDevice) {
         std::vector<std::string> msiDirs = {"device/msi_irqs"};
-        if (auto sub = dev.readLink("device/subsystem"); sub && sub->ends_with("/virtio")) msiDirs.push_back("device/../msi_irqs");
+        if (!virtio.empty()) msiDirs.push_back("device/../msi_irqs");
         for (const auto& d : msiDirs) {
             if (auto names = dev.list(d)) {
                 for (const auto& n : *names) {
@@ -119,12 +132,14 @@ std::set<unsigned> irqNumbers(const FileTree& dev, const Nic& nic, const Interru
     for (const auto& line : table.lines) {
         if (!line.numeric) continue;
         for (const auto& a : line.actions)
-            if (a == nic.name || a.starts_with(nic.name + "-") || a.starts_with(nic.name + "@")) out.insert(line.irq);
+            if (a == nic.name || a.starts_with(nic.name + "-") || a.starts_with(nic.name + "@") || (!virtio.empty() && a == virtio))
+                out.insert(line.irq);
     }
     return out;
 }
 
 Result<void> readIrqs(const FileTree& fs, const FileTree& dev, const InterruptTable& table, Nic& nic, bool hasDevice) {
+    const std::string virtio = hasDevice ? virtioDevice(dev) : "";
     for (unsigned irq : irqNumbers(dev, nic, table, hasDevice)) {
         Irq i;
         i.number = irq;
@@ -134,6 +149,8 @@ Result<void> readIrqs(const FileTree& fs, const FileTree& dev, const InterruptTa
             for (auto c : line.counts) i.total += c;
         }
         i.role = irqRole(i.name);
+        // A virtio-mmio NIC's one interrupt ("virtio0") serves receive and transmit both.
+        if (i.role == "other" && !virtio.empty() && i.name == virtio) i.role = "rxtx";
         const auto affPath = paths::irqFile(irq, "smp_affinity_list");
         if (auto text = fs.read(affPath)) {
             auto set = CpuSet::parseList(*text);
@@ -150,6 +167,9 @@ Result<void> readIrqs(const FileTree& fs, const FileTree& dev, const InterruptTa
         }
         nic.irqs.push_back(std::move(i));
     }
+    // The device's only interrupt, named after it (r8169's one vector, a platform NIC's "eth0"),
+    // serves receive and transmit both. Beside others (igb, e1000e) that name is the link's.
+    if (nic.irqs.size() == 1 && nic.irqs[0].role == "other" && nic.irqs[0].name == nic.name) nic.irqs[0].role = "rxtx";
     return {};
 }
 

@@ -60,3 +60,54 @@ TEST_CASE("garbage in /proc/interrupts is a located error", "[interrupts]") {
     CHECK(e.error().message().find("line 2") != std::string::npos);
     CHECK_FALSE(parseInterrupts("   CPU0\n no colon here\n"));
 }
+
+TEST_CASE("/proc/interrupts of every architecture: the trigger column in any case, arm64's Edge/Level, microvm's fasteoi", "[interrupts]") {
+    // Lines as kernel/irq/proc.c prints them: x86 joins the flow handler to the hwirq; arm64
+    // (GENERIC_IRQ_SHOW_LEVEL) prints Edge or Level as a column of its own, then the actions.
+    const char* text =
+        "           CPU0       CPU1       CPU2       CPU3       \n"
+        // arm64 virt, GICv3 with ITS: virtio-net-pci's MSI-X vectors
+        " 18:          0          0          0          0 ITS-PCI-MSIX-0000:00:01.0   0 Edge      virtio0-config\n"
+        " 19:         27          0        391          0 ITS-PCI-MSIX-0000:00:01.0   1 Edge      virtio0-input.0\n"
+        " 20:          0          3          0          0 ITS-PCI-MSIX-0000:00:01.0   2 Edge      virtio0-output.0\n"
+        // arm64: a wired SPI (virtio-mmio's one interrupt) and the arch timer (PPI, Level)
+        " 13:        412          0          0          0     GICv3  79 Edge      virtio0\n"
+        " 11:       9317       8214       7730       7921     GICv3  27 Level     arch_timer\n"
+        // arm64 with a flow handler's name after the trigger
+        " 14:          1          0          0          0     GICv3  80 Level     -fasteoi  uart-pl011\n"
+        // x86 microvm: virtio-mmio behind the IO-APIC
+        " 49:          0         12          0          0   IO-APIC  23-fasteoi   virtio0\n"
+        // x86 q35: MSI-X with interrupt remapping, and the legacy timer
+        " 26:          0          0         74          0  IR-PCI-MSIX-0000:00:02.0    1-edge      eth1-rx-0\n"
+        "  0:         41          0          0          0   IO-APIC   2-edge      timer\n"
+        // an action whose name ends like a trigger: the first trigger ends the chip
+        " 60:          0          0          0          0   PCI-MSI 1-edge      probe-edge\n"
+        "IPI0:      1123       1201       1090       1144       Rescheduling interrupts\n";
+    auto t = parseInterrupts(text);
+    REQUIRE(t);
+    auto actions = [&](unsigned irq) {
+        for (const auto& l : t->lines)
+            if (l.numeric && l.irq == irq) return l.actions;
+        return std::vector<std::string>{"(no line)"};
+    };
+    auto chip = [&](unsigned irq) {
+        for (const auto& l : t->lines)
+            if (l.numeric && l.irq == irq) return l.chip;
+        return std::string("(no line)");
+    };
+    CHECK(actions(18) == std::vector<std::string>{"virtio0-config"});
+    CHECK(actions(19) == std::vector<std::string>{"virtio0-input.0"});
+    CHECK(actions(20) == std::vector<std::string>{"virtio0-output.0"});
+    CHECK(chip(19) == "ITS-PCI-MSIX-0000:00:01.0 1 Edge");
+    CHECK(actions(13) == std::vector<std::string>{"virtio0"});
+    CHECK(actions(11) == std::vector<std::string>{"arch_timer"});
+    CHECK(actions(14) == std::vector<std::string>{"uart-pl011"});
+    CHECK(chip(14) == "GICv3 80 Level -fasteoi");
+    CHECK(actions(49) == std::vector<std::string>{"virtio0"});
+    CHECK(chip(49) == "IO-APIC 23-fasteoi");
+    CHECK(actions(26) == std::vector<std::string>{"eth1-rx-0"});
+    CHECK(actions(0) == std::vector<std::string>{"timer"});
+    CHECK(actions(60) == std::vector<std::string>{"probe-edge"});
+    for (const auto& l : t->lines)
+        if (!l.numeric) CHECK(l.actions.empty());
+}

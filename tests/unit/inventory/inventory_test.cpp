@@ -256,3 +256,35 @@ TEST_CASE("a channels dump the kernel refuses, or a device's channels question i
     nl.channelsErrno["enp2s0"] = ENODEV;
     CHECK_FALSE(takeSnapshot(fs, nl, {}));
 }
+
+TEST_CASE("a virtio-mmio NIC (a microVM's, arm64 virt's): its one interrupt, named after the virtio device, is found as rxtx",
+          "[inventory]") {
+    for (const bool arm64 : {false, true}) {
+        INFO((arm64 ? "arm64 GICv3" : "x86 microvm IO-APIC"));
+        test::TempTree tmp("vm-no-cpufreq");
+        namespace fs = std::filesystem;
+        // sysfs as the kernel lays it out: the net device under the virtio device under the
+        // platform device, no PCI function, no msi_irqs.
+        fs::remove_all(tmp.path() / "sys/class/net/eth0/device");
+        const std::string platform = arm64 ? "a003e00.virtio_mmio" : "LNRO0005:00";
+        fs::create_directories(tmp.path() / "sys/devices/platform" / platform / "virtio0");
+        fs::create_directories(tmp.path() / "sys/bus/virtio");
+        fs::create_symlink("../../../../bus/virtio", tmp.path() / "sys/devices/platform" / platform / "virtio0/subsystem");
+        fs::create_symlink("../../../devices/platform/" + platform + "/virtio0", tmp.path() / "sys/class/net/eth0/device");
+        tmp.put("proc/interrupts", std::string("           CPU0       CPU1       CPU2       CPU3       \n") +
+                                       (arm64 ? " 13:        412          0          0          0     GICv3  79 Edge      virtio0\n"
+                                              : " 49:          0         12          0          0   IO-APIC  23-fasteoi   virtio0\n") +
+                                       " 50:          3          0          0          0   IO-APIC  22-fasteoi   virtio1\n");
+        const unsigned irq = arm64 ? 13 : 49;
+        tmp.put("proc/irq/" + std::to_string(irq) + "/smp_affinity_list", "0-3\n");
+        tmp.put("proc/irq/" + std::to_string(irq) + "/effective_affinity_list", arm64 ? "0\n" : "1\n");
+        auto s = snapshotOf(tmp.path());
+        REQUIRE(s);
+        const auto& eth = nicNamed(*s, "eth0");
+        REQUIRE(eth.irqs.size() == 1);  // virtio1 (another virtio device, a disk) is not its
+        CHECK(eth.irqs[0].number == irq);
+        CHECK(eth.irqs[0].name == "virtio0");
+        CHECK(eth.irqs[0].role == "rxtx");
+        CHECK(eth.irqs[0].affinity.toList() == "0-3");
+    }
+}
