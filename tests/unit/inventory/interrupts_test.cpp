@@ -1,5 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
 #include "inventory/interrupts.hpp"
 
 using namespace rxtune;
@@ -110,4 +116,32 @@ TEST_CASE("/proc/interrupts of every architecture: the trigger column in any cas
     CHECK(actions(60) == std::vector<std::string>{"probe-edge"});
     for (const auto& l : t->lines)
         if (!l.numeric) CHECK(l.actions.empty());
+}
+
+TEST_CASE("/proc/interrupts captured from booted guests: every NIC vector's action is read", "[interrupts]") {
+    const std::filesystem::path dir = std::filesystem::path(std::getenv("RXTUNE_SOURCE")) / "tests/fixtures/interrupts";
+    auto read = [&](const char* name) {
+        std::ifstream in(dir / name);
+        return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    auto actionsOf = [](const InterruptTable& t) {
+        std::map<unsigned, std::vector<std::string>> out;
+        for (const auto& l : t.lines)
+            if (l.numeric) out[l.irq] = l.actions;
+        return out;
+    };
+    auto q35 = parseInterrupts(read("x86-q35-debian12-6.1.txt"));
+    REQUIRE(q35);
+    const auto a = actionsOf(*q35);
+    CHECK(a.at(24) == std::vector<std::string>{"virtio0-config"});
+    CHECK(a.at(25) == std::vector<std::string>{"virtio0-input.0"});
+    CHECK(a.at(27) == std::vector<std::string>{"eth1-rx-0"});
+    CHECK(a.at(29) == std::vector<std::string>{"eth1"});
+    CHECK(a.at(9) == std::vector<std::string>{"acpi"});
+    auto microvm = parseInterrupts(read("x86-microvm-debian12-6.1.txt"));
+    REQUIRE(microvm);
+    const auto m = actionsOf(*microvm);
+    CHECK(m.at(49) == std::vector<std::string>{"virtio0"});
+    CHECK(m.at(50) == std::vector<std::string>{"virtio1"});
+    CHECK(m.at(48) == std::vector<std::string>{"ACPI:Ged"});
 }
