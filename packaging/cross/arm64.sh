@@ -22,10 +22,11 @@ CACHE=${CROSS_CACHE:-$SRC/build/cross-cache}
 SUITE=bookworm
 
 # Native tools (amd64) and the libraries rxtune links (arm64). catch2, CLI11, nlohmann-json and
-# expected are header-only (catch2: Multi-Arch foreign; the others Architecture: all).
+# expected are header-only (catch2: Multi-Arch foreign; the others Architecture: all). prometheus
+# for promtool, which the web config's unit tests ask (they run in this root).
 NATIVE="build-essential crossbuild-essential-arm64 meson ninja-build pkgconf clang llvm bpftool python3 scdoc
   debhelper dpkg-dev fakeroot lintian qemu-user-static bash-completion catch2 libcli11-dev nlohmann-json3-dev
-  libexpected-dev systemd file"
+  libexpected-dev systemd file prometheus"
 ARM64="libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev prometheus-cpp-dev libdpdk-dev libbpf-dev
   libsystemd-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev libelf-dev zlib1g-dev pkgconf"
 

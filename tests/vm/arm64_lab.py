@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """The booted lab on arm64: rxtune's arm64 .debs on Debian 12 arm64 with systemd as PID 1, under
-qemu-system-aarch64 (the `virt` machine, TCG), with Debian 12's arm64 kernel and a virtio-net NIC.
+qemu-system-aarch64 (the `virt` machine, TCG), with Debian 12's arm64 kernel, a virtio-net-pci NIC
+(MSI-X through the GICv3 ITS) and a virtio-mmio one (`virtio-net-device`: one wired interrupt, as
+arm64 SoCs and microVMs have).
 
 The vCPUs get two capacities through the device tree, as a big/little chip's firmware gives them:
 QEMU's own tree for this machine (dumpdtb) with `capacity-dmips-mhz` added to each cpu node (CPUs
@@ -13,7 +15,9 @@ cores, the NIC's IRQ on a big one, the exact originals back); threaded NAPI with
 big cores; the daemon under its unit (READY=1, BPF softirq accounting, XDP steering native or the
 reason, generic from the CLI, stop restoring the originals); mode auto under a flood from this
 host; rxtune-dp with net_tap as its NIC and --no-huge, into a multi-queue TAP (virtio-user) and
-into a net_null vdev, traffic through it, its counters adding up.
+into a net_null vdev, traffic through it, its counters adding up. The IRQs as arm64 prints them
+(#50): detect's names and roles are /proc/interrupts' actions, irq.cpus pins the RX vector only,
+and the virtio-mmio NIC's one interrupt is found (role rxtx), pinned and reverted.
 
 Usage: arm64_lab.py BUILD_DIR RXTUNE_DEB DATAPATH_DEB [--json OUT]
 Closes with one "N passed, N failed" line (the image is built once and cached in BUILD_DIR/vm-cache).
@@ -63,9 +67,12 @@ steering:
 FLOOD_SECONDS = 45
 
 SCENARIO = system_lab.HELPERS + r"""
-V=$(dev_of virtio_net)
+# The virtio-net-pci NIC (V) and the virtio-mmio one (M), told apart by the bus above them.
+for d in $(dev_of virtio_net); do case "$(readlink -f /sys/class/net/$d/device)" in *pci*) V=$d ;; *) M=$d ;; esac; done
 VIRTIO=$(basename "$(readlink /sys/class/net/$V/device)")
 VIN=$(irq_of "$VIRTIO-input.0")
+MVIRTIO=$(basename "$(readlink /sys/class/net/$M/device)")
+MIRQ=$(irq_of "$MVIRTIO")
 knobs() {
   for f in /sys/class/net/$V/queues/rx-*/rps_cpus /sys/class/net/$V/queues/rx-*/rps_flow_cnt /sys/class/net/$V/queues/tx-*/xps_cpus; do
     echo "$f $(cat $f)"; done
@@ -96,6 +103,17 @@ step big_state big_state
 step verify_big rxtune verify
 step revert_big rxtune revert
 step after_big knobs
+
+# The virtio-mmio NIC: its one interrupt, pinned and reverted.
+step mmio_names echo "$M $MVIRTIO $MIRQ"
+MORIG=$(cat /proc/irq/$MIRQ/smp_affinity_list)
+printf 'match:\n  interfaces: [%s]\n  verdict: any\n  virtual: include\nsteering:\n  mode: none\nirq:\n  cpus: "3"\n' "$M" > /etc/rxtune/mmio.yaml
+step mmio_detect rxtune detect --json -i "$M"
+step mmio_plan rxtune plan -p /etc/rxtune/mmio.yaml
+step mmio_apply rxtune apply -p /etc/rxtune/mmio.yaml
+step mmio_after cat /proc/irq/$MIRQ/smp_affinity_list
+step mmio_revert rxtune revert
+step mmio_reverted sh -c "echo $MORIG; cat /proc/irq/$MIRQ/smp_affinity_list"
 
 # Threaded NAPI over all CPUs: its kthread(s) on the big ones.
 printf 'match:\n  interfaces: [%s]\nsteering:\n  mode: napi\n  cpus: all\n' "$V" > /etc/rxtune/napi.yaml
@@ -183,6 +201,21 @@ def capacity_dts(dts: str, capacity: dict[int, int]) -> str:
     return "\n".join(out) + "\n"
 
 
+def interrupt_actions(text: str) -> dict[int, str]:
+    """Each numbered line's action names, as the kernel prints them: after the trigger column."""
+    out = {}
+    for line in text.splitlines():
+        head, _, rest = line.partition(":")
+        if not head.strip().isdigit():
+            continue
+        toks = rest.split()
+        for i, t in enumerate(toks):
+            if t.lower() in ("edge", "level") or re.search(r"-(edge|level|fasteoi)$", t):
+                out[int(head)] = " ".join(toks[i + 1:])
+                break
+    return out
+
+
 def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
     def ok(name: str, cond: bool, detail: str = "", capability: str | None = None, degraded: str | None = None) -> bool:
         r = c.check(name, cond, detail)
@@ -206,8 +239,15 @@ def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
         classes = {x["class"]: x["cpus"] for x in host["cpu_classes"]}
         ok("detect --json: capacity per CPU as the kernel gives it", got == CAPACITY, json.dumps(host["cpu_capacity"]), "detect capacity")
         ok("detect --json: classes big 2-3, little 0-1", classes == {"big": "2-3", "little": "0-1"}, json.dumps(host["cpu_classes"]))
-        irqs = [i["irq"] for i in next(i for i in doc["interfaces"] if i["name"] == v).get("irqs", [])]
+        found = next(i for i in doc["interfaces"] if i["name"] == v).get("irqs", [])
+        irqs = [i["irq"] for i in found]
         ok("detect finds the virtio-net vectors (GICv3 ITS MSI-X)", int(vin) in irqs, f"detect {irqs}, input.0 {vin}", "IRQ discovery virtio_net")
+        # Names as /proc/interrupts has them (arm64's Edge column, #50), roles from the names.
+        actions = interrupt_actions(boot["interrupts"].out)
+        want_role = lambda n: "rx" if "-input" in n else "tx" if "-output" in n else "other"
+        ok("detect's IRQ names are /proc/interrupts' actions (arm64 format), roles rx/tx/other",
+           len(found) == 3 and all(i["name"] == actions.get(i["irq"]) and i["role"] == want_role(i["name"]) for i in found),
+           json.dumps(found) + "\n" + boot["interrupts"].out[:3000], "IRQ names and roles on arm64")
     except (ValueError, KeyError, StopIteration) as ex:
         ok("detect --json", False, f"{ex}: {boot['detect_json'].out[:1500]}", "detect capacity")
     ok("detect's table groups the cores", "cores  big 2-3 (capacity 1024)  little 0-1 (capacity 410)" in boot["detect"].out,
@@ -220,6 +260,9 @@ def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
     rps = f"/sys/class/net/{v}/queues/rx-0/rps_cpus"
     ok("apply: rps_cpus = the big cores (c)", boot["apply_big"].rc == 0 and big.get(rps, "").lstrip("0,") == "c",
        boot["apply_big"].out + f"\n{rps}: {big.get(rps)}", "steering.cpus big (RPS)")
+    pinned = [ln for ln in boot["apply_big"].out.splitlines() if f"{v} irq " in ln]
+    ok("irq.cpus pins the RX vector only (not config, not output)", len(pinned) == 1 and f"{virtio}-input.0" in pinned[0],
+       boot["apply_big"].out, "irq.cpus: the RX vector only")
     irq_cpu = big.get(f"irq{vin}", "")
     ok("apply: the virtio-net input vector on a big core", irq_cpu in ("2", "3"), f"smp_affinity_list {irq_cpu}", "irq.cpus auto on a big core")
     ok("the vector's effective affinity follows (GICv3 ITS)", big.get("effective") == irq_cpu, boot["big_state"].out, "effective affinity follows")
@@ -227,6 +270,20 @@ def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
     ok("revert restores the exact originals", boot["revert_big"].rc == 0 and after == before,
        "\n".join(f"{k}: {before.get(k)} -> {after.get(k)}" for k in sorted(set(before) | set(after)) if before.get(k) != after.get(k)),
        "revert")
+
+    m, mvirtio, mirq = (boot["mmio_names"].out.split() + ["", "", ""])[:3]
+    try:
+        mirqs = json.loads(boot["mmio_detect"].out)["interfaces"][0].get("irqs", [])
+    except (ValueError, KeyError, IndexError):
+        mirqs = []
+    ok("virtio-mmio NIC: detect finds its one interrupt, named after the virtio device, role rxtx",
+       bool(mirq) and len(mirqs) == 1 and str(mirqs[0].get("irq")) == mirq and mirqs[0].get("name") == mvirtio and mirqs[0].get("role") == "rxtx",
+       f"{m} {mvirtio} irq {mirq}: " + json.dumps(mirqs), "IRQ discovery virtio-mmio")
+    ok("virtio-mmio NIC: irq.cpus pins it (CPU 3)", boot["mmio_apply"].rc == 0 and boot["mmio_after"].out.strip() == "3",
+       boot["mmio_plan"].out + boot["mmio_apply"].out + boot["mmio_after"].out, "irq.cpus on virtio-mmio")
+    orig_after = boot["mmio_reverted"].out.split()
+    ok("virtio-mmio NIC: revert restores the exact original affinity", boot["mmio_revert"].rc == 0 and len(orig_after) == 2 and
+       orig_after[0] == orig_after[1], boot["mmio_revert"].out + boot["mmio_reverted"].out)
 
     st = boot["napi_state"].out.splitlines()
     cpus = [l.split(":")[1].strip() for l in st if l.startswith("Cpus_allowed_list")]
@@ -309,7 +366,7 @@ def main() -> int:
     kernel = image.kernel("6.1")
     print(f"arm64 system image ready in {time.monotonic() - t0:.0f} s; kernel {kernel}")
     port = system_lab.free_udp_port()
-    guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci"], cpus=4, numa_nodes=1, memory_mb=2048, arch="arm64",
+    guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci", "virtio-net-device"], cpus=4, numa_nodes=1, memory_mb=2048, arch="arm64",
                               hostfwd=[f"udp:127.0.0.1:{port}-:5555"])
     dtb = work / "capacity.dtb"
     dts = guest.dumpdtb(work / "qemu.dtb", work)
@@ -324,6 +381,8 @@ def main() -> int:
         boot = guest.boot(SCENARIO.replace("@FLOOD_WAIT@", str(FLOOD_SECONDS + 4)), files, work, timeout=1800)
         print(f"  boot and scenario in {boot.seconds:.0f} s; {sent[0] if sent else 0} datagrams sent in the flood")
         check(c, boot, matrix)
+        if "interrupts" in boot.steps:  # arm64's format as a real kernel prints it (tests/fixtures/interrupts)
+            (work / "interrupts.txt").write_text(boot["interrupts"].out + "\n")
     except vmlab.LabError as ex:
         c.check("the guest boots and runs", False, str(ex))
     finally:
