@@ -27,6 +27,7 @@
 #include <tuple>
 #include <vector>
 
+#include "web/basic_auth.hpp"
 #include "web/web_endpoint.hpp"
 #include "web/web_server.hpp"
 
@@ -41,21 +42,6 @@ std::string bcrypt(const std::string& password, int cost) {
     return crypt_r(password.c_str(), setting, &data);
 }
 
-std::string base64(const std::string& in) {
-    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (size_t i = 0; i < in.size(); i += 3) {
-        unsigned v = static_cast<unsigned char>(in[i]) << 16;
-        if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-        if (i + 2 < in.size()) v |= static_cast<unsigned char>(in[i + 2]);
-        out += kAlphabet[v >> 18 & 63];
-        out += kAlphabet[v >> 12 & 63];
-        out += i + 1 < in.size() ? kAlphabet[v >> 6 & 63] : '=';
-        out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
-    }
-    return out;
-}
-
 // One request on a new connection from `source`; the status code (0: none).
 int ask(const char* source, unsigned short port, const std::string& credentials) {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -66,7 +52,9 @@ int ask(const char* source, unsigned short port, const std::string& credentials)
     inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
     int code = 0;
     if (bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) == 0 && connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) == 0) {
-        const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + base64(credentials) + "\r\n\r\n";
+        const auto colon = credentials.find(':');
+        const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: " +
+                                rxtune::basicAuthHeader(credentials.substr(0, colon), credentials.substr(colon + 1)) + "\r\n\r\n";
         if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(req.size())) {
             char buf[256];
             const ssize_t n = recv(fd, buf, sizeof buf - 1, 0);

@@ -50,6 +50,7 @@
 #include <prometheus/text_serializer.h>
 
 #include "previous/scrape_server.hpp"
+#include "web/basic_auth.hpp"
 #include "web/web_config.hpp"
 #include "web/web_endpoint.hpp"
 #include "web/web_server.hpp"
@@ -347,21 +348,6 @@ RowResult clients(int port, int idle, int slow, int scrapes, int tls) {
     return out;
 }
 
-std::string base64(const std::string& in) {
-    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    std::string out;
-    for (size_t i = 0; i < in.size(); i += 3) {
-        unsigned v = static_cast<unsigned char>(in[i]) << 16;
-        if (i + 1 < in.size()) v |= static_cast<unsigned char>(in[i + 1]) << 8;
-        if (i + 2 < in.size()) v |= static_cast<unsigned char>(in[i + 2]);
-        out += kAlphabet[v >> 18 & 63];
-        out += kAlphabet[v >> 12 & 63];
-        out += i + 1 < in.size() ? kAlphabet[v >> 6 & 63] : '=';
-        out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
-    }
-    return out;
-}
-
 // Wrong passwords, each request on a connection of its own from `source` (the server closes after
 // a 401 or 429; a kept connection is used again), until `stop`; counts the answers by code.
 void guess(const std::string& host, int port, const std::string& source, const std::string& credentials, const std::atomic<bool>& stop,
@@ -385,7 +371,9 @@ void guess(const std::string& host, int port, const std::string& source, const s
                 continue;
             }
         }
-        const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + base64(credentials + std::to_string(n)) + "\r\n\r\n";
+        const auto colon = credentials.find(':');
+        const std::string req = "GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: " +
+                                rxtune::basicAuthHeader(credentials.substr(0, colon), credentials.substr(colon + 1) + std::to_string(n)) + "\r\n\r\n";
         if (send(fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size())) {
             close(fd);
             fd = -1;

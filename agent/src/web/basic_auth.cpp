@@ -51,4 +51,20 @@ std::optional<std::pair<std::string, std::string>> parseBasicAuth(std::string_vi
     return std::pair{plain->substr(0, colon), plain->substr(colon + 1)};
 }
 
+std::string basicAuthHeader(const std::string& user, const std::string& password) {
+    static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const std::string in = user + ":" + password;
+    std::string out = "Basic ";
+    for (std::size_t i = 0; i < in.size(); i += 3) {
+        unsigned v = static_cast<unsigned>(static_cast<unsigned char>(in[i])) << 16;
+        if (i + 1 < in.size()) v |= static_cast<unsigned>(static_cast<unsigned char>(in[i + 1])) << 8;
+        if (i + 2 < in.size()) v |= static_cast<unsigned char>(in[i + 2]);
+        out += kAlphabet[v >> 18 & 63];
+        out += kAlphabet[v >> 12 & 63];
+        out += i + 1 < in.size() ? kAlphabet[v >> 6 & 63] : '=';
+        out += i + 2 < in.size() ? kAlphabet[v & 63] : '=';
+    }
+    return out;
+}
+
 }  // namespace rxtune

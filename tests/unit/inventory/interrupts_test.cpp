@@ -91,16 +91,13 @@ TEST_CASE("/proc/interrupts of every architecture: the trigger column in any cas
         "IPI0:      1123       1201       1090       1144       Rescheduling interrupts\n";
     auto t = parseInterrupts(text);
     REQUIRE(t);
-    auto actions = [&](unsigned irq) {
+    auto lineOf = [&](unsigned irq) {
         for (const auto& l : t->lines)
-            if (l.numeric && l.irq == irq) return l.actions;
-        return std::vector<std::string>{"(no line)"};
+            if (l.numeric && l.irq == irq) return l;
+        return InterruptLine{};
     };
-    auto chip = [&](unsigned irq) {
-        for (const auto& l : t->lines)
-            if (l.numeric && l.irq == irq) return l.chip;
-        return std::string("(no line)");
-    };
+    auto actions = [&](unsigned irq) { return lineOf(irq).actions; };
+    auto chip = [&](unsigned irq) { return lineOf(irq).chip; };
     CHECK(actions(18) == std::vector<std::string>{"virtio0-config"});
     CHECK(actions(19) == std::vector<std::string>{"virtio0-input.0"});
     CHECK(actions(20) == std::vector<std::string>{"virtio0-output.0"});

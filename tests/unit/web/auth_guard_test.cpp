@@ -23,6 +23,14 @@ TEST_CASE("Basic credentials: the scheme in any case, standard padded base64, th
     }
 }
 
+TEST_CASE("the header a client sends reads back", "[web]") {
+    CHECK(basicAuthHeader("prometheus", "s3cret") == "Basic cHJvbWV0aGV1czpzM2NyZXQ=");  // as curl -u sends it
+    CHECK(basicAuthHeader("u", "p:q") == "Basic dTpwOnE=");
+    CHECK(basicAuthHeader("u", "") == "Basic dTo=");
+    for (const auto& [u, p] : {std::pair<std::string, std::string>{"a", "b"}, {"ab", "cd"}, {"user", std::string("\0\xff:x", 4)}})
+        CHECK(parseBasicAuth(basicAuthHeader(u, p)) == std::pair{u, p});
+}
+
 TEST_CASE("a decoy hash is bcrypt of the cost asked, and no password matches it", "[web]") {
     for (int cost : {4, 10, 12}) {
         const std::string d = decoyHash(cost);
