@@ -141,4 +141,13 @@ TEST_CASE("/proc/interrupts captured from booted guests: every NIC vector's acti
     CHECK(m.at(49) == std::vector<std::string>{"virtio0"});
     CHECK(m.at(50) == std::vector<std::string>{"virtio1"});
     CHECK(m.at(48) == std::vector<std::string>{"ACPI:Ged"});
+    // arm64 virt, GICv3 with ITS (the arm64 lab's guest): Edge/Level a column of its own.
+    auto arm = parseInterrupts(read("arm64-virt-debian12-6.1.txt"));
+    REQUIRE(arm);
+    const auto r = actionsOf(*arm);
+    CHECK(r.at(11) == std::vector<std::string>{"arch_timer"});
+    CHECK(r.at(36) == std::vector<std::string>{"virtio0"});           // virtio-mmio NIC, a wired SPI
+    CHECK(r.at(38) == std::vector<std::string>{"virtio3-input.0"});   // virtio-net-pci through the ITS
+    CHECK(r.at(39) == std::vector<std::string>{"virtio3-output.0"});
+    CHECK(r.at(35) == std::vector<std::string>{"GPIO Key Poweroff"});  // an action name with spaces
 }
