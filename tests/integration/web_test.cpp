@@ -508,6 +508,9 @@ TEST_CASE("a reload reaches open connections: a rotated password, a removed user
                                "basic_auth_users:\n  prom: " + newHash + "\n";
     const std::string out = acrossReload(ns, d, dir, "tightened", url, "prom:new", trust, web, strict);
     CHECK(out.rfind("200\nclosed", 0) == 0);
+    // Wrong passwords alone (nothing throttled) are a notice, not a warning.
+    CHECK(eventually([&] { return d.log().find("<5>rxtune: scrape endpoint: basic auth refused") != std::string::npos; }, 5s));
+    CHECK(d.log().find("<4>rxtune: scrape endpoint: basic auth refused") == std::string::npos);
     CHECK(curl(ns, {"--cacert", ca_, "-u", "prom:new", url}).code == "000");
     CHECK(d.alive());
 }
@@ -569,6 +572,7 @@ TEST_CASE("a flood of wrong guesses from other addresses neither locks the scrap
     CHECK(lines >= 1);
     CHECK(lines <= 5);
     CHECK(d.log().find("the most from 127.0.0.") != std::string::npos);
+    CHECK(d.log().find("<4>rxtune: scrape endpoint: basic auth refused") != std::string::npos);  // throttling is a warning
     CHECK(d.alive());
 }
 

@@ -668,7 +668,11 @@ int runDaemon(const std::string& configPath, bool configGiven, const std::string
     std::array<prometheus::Counter*, std::size(kAuthResults)> authCounts{};
     for (AuthResult r : kAuthResults) authCounts[static_cast<std::size_t>(r)] = &metrics.webAuth(toString(r));
     http.onAuth = [authCounts](AuthResult r) { authCounts[static_cast<std::size_t>(r)]->Increment(); };
-    http.onWarning = [](const std::string& line) { LOG_W(line); };
+    // A wrong password now and then is a notice (a typo, a stale Secret); throttling is abuse.
+    http.onRefusals = [](const std::string& line, bool throttled) {
+        if (throttled) LOG_W(line);
+        else LOG_N(line);
+    };
     auto registry = metrics.registry();
     auto server = WebServer::start(http, loaded->web, [registry] { return prometheus::TextSerializer().Serialize(registry->Collect()); });
     if (!server) {

@@ -239,7 +239,7 @@ public:
 
     // At most one line every kWarnSeconds about the refusals since the last one.
     void reportRefusals() {
-        if (refusedBy_.empty() || !opts_.onWarning) return;
+        if (refusedBy_.empty() || !opts_.onRefusals) return;
         const double now = seconds(Clock::now());
         if (now - warnedAt_ < WebServerOptions::kWarnSeconds) return;
         std::string line = "scrape endpoint: basic auth refused ";
@@ -253,9 +253,9 @@ public:
         line += warnedAt_ < 0 ? "" : " in the last " + std::to_string(static_cast<long long>(now - warnedAt_)) + " s";
         line += " from " + std::to_string(refusedBy_.size()) + (refusedBy_.size() == 1 ? " address" : " addresses") + ", the most from " +
                 top->first + " (" + std::to_string(top->second) + ")";
-        if (refused_[static_cast<std::size_t>(AuthResult::kThrottled)])
-            line += "; throttled: refused unchecked with 429, the address's share of the bcrypt budget spent";
-        opts_.onWarning(line);
+        const bool throttled = refused_[static_cast<std::size_t>(AuthResult::kThrottled)] > 0;
+        if (throttled) line += "; throttled: refused unchecked with 429, the address's share of the bcrypt budget spent";
+        opts_.onRefusals(line, throttled);
         warnedAt_ = now;
         refused_ = {};
         refusedBy_.clear();

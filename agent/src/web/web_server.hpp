@@ -39,7 +39,9 @@ struct WebServerOptions {
     std::chrono::milliseconds maxAge{300000};          // a connection this old is closed after its answer
     AuthBudget auth;                                   // bcrypt's CPU time, per client address
     std::function<void(AuthResult)> onAuth;            // each request's basic-auth outcome (where users are configured)
-    std::function<void(const std::string&)> onWarning; // refused guesses, at most one line every kWarnSeconds
+    // Refused requests, at most one line every kWarnSeconds; `throttled`: some were refused
+    // unchecked (the budget spent: abuse, a warning), else only wrong or missing credentials.
+    std::function<void(const std::string&, bool throttled)> onRefusals;
     static constexpr double kWarnSeconds = 10;
 };
 
