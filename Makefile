@@ -23,7 +23,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test cross-arm64 vm-test-arm64 clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 clean
 
 all: build
 
@@ -124,6 +124,13 @@ vm-test: build
 	python3 tests/vm/debian12_kernel.py $(BUILD)
 	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels $(VM_KERNELS) \
 	  --json $(BUILD)/vm-matrix.json
+
+# The IRQ-pin scenario of the booted lab alone, IRQPIN_ROUNDS rounds in a row per kernel (one boot each).
+IRQPIN_ROUNDS ?= 5
+vm-test-irqpin: build
+	DEB_BUILD_OPTIONS="nocheck parallel=$$(nproc)" $(MAKE) --no-print-directory deb
+	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels $(VM_KERNELS) \
+	  --scenario irqpin --rounds $(IRQPIN_ROUNDS)
 
 # arm64: rxtune, rxtune-dp and the BPF objects cross-built in a multiarch root of their own, the
 # unit tests run under qemu-aarch64-static, the arm64 .debs built and checked with lintian

@@ -8,11 +8,14 @@ Per kernel, one guest boots twice (a reboot inside the run):
   XDP steering native or the reason, the unit's seccomp filter with kill instead of EPERM, a UDP
   flood from this host into the guest, stop restoring the exact originals); rxtune-apply enabled;
 - second boot: rxtune-apply tuned the host at boot and its stop reverts; irqbalance as Debian ships
-  it with rxtune's drop-in and a 1 s interval, IRQs pinned with `irq.cpus`, never moved by it,
+  it with rxtune's drop-in and a 2 s interval, IRQs pinned with `irq.cpus` (one of them in place
+  already on a CPU banned for irqbalance, which moves it before its rescan), never moved by it after,
   placed by it again after revert; ring sizes set, checked with ethtool, reverted; coalescing read.
 
-Usage: system_lab.py BUILD_DIR DEB [--kernels 6.1,6.12] [--json OUT]
+Usage: system_lab.py BUILD_DIR DEB [--kernels 6.1,6.12] [--json OUT] [--scenario irqpin [--rounds 5]]
 Closes with one "N passed, N failed" line; --json writes the kernel matrix's raw results.
+--scenario irqpin runs the IRQ-pin scenario alone, --rounds times in a row on one boot per kernel
+(`make vm-test-irqpin`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vmlab  # noqa: E402
 
 FLOOD_SECONDS = 10
+DEFAULT_KERNELS = "6.1,6.12"
 
 LAB_PROFILE = """match:
   interfaces: [@V@]
@@ -94,7 +98,64 @@ xdpg_round() {
 }
 """
 
-SCENARIO = HELPERS + r"""
+# The IRQ-pin scenario (the second boot's, and --scenario irqpin's rounds).
+PIN_ROUND = r"""
+# irqbalance as Debian ships it, with rxtune's drop-in and a 2 s interval.
+irqbalance_dropin() {
+  mkdir -p /etc/systemd/system/irqbalance.service.d
+  cp /usr/share/rxtune/irqbalance/irqbalance-rxtune.conf /etc/systemd/system/irqbalance.service.d/rxtune.conf
+  echo 'IRQBALANCE_ARGS="--interval=2"' >> /etc/default/irqbalance
+  systemctl daemon-reload
+}
+watch() { for i in $(seq 1 $1); do echo "t$i $(for n in $(ls /proc/irq | grep -E '^[0-9]+$' | sort -n); do [ -r /proc/irq/$n/smp_affinity_list ] && printf '%s=%s/%s ' $n $(cat /proc/irq/$n/smp_affinity_list) $(cat /proc/irq/$n/effective_affinity_list 2>/dev/null || echo -); done)"; traffic $E $V; sleep 1; done; }
+# One round, its steps suffixed $1. irqbalance restarted with CPU T banned for it, the virtio-net
+# input vector put on T by hand first, and apply run as soon as irqbalance has read its IRQs (its
+# control socket made: it balances the vector; pinned-irqs does not name it) and before its first
+# pass (2 s later): the vector is in place when apply plans (nothing to write for it), and that
+# first pass moves it off T, before the rescan that bans it. The e1000e RX vector is written (T is
+# the CPU after its own). Apply waits for the first pass (irqbalance drops a rescan request until
+# then), tells it, waits for the rescan, and must then set the moved vector again. Then 8 s of
+# irqbalance's passes, the revert, 8 s more.
+pin_round() {
+  s=$1
+  systemctl stop irqbalance
+  EFF=$(cat /proc/irq/$ERX/effective_affinity_list)
+  T=$(( (EFF + 1) % $(nproc) ))
+  sed -i '/^IRQBALANCE_BANNED_CPULIST=/d' /etc/default/irqbalance
+  echo "IRQBALANCE_BANNED_CPULIST=$T" >> /etc/default/irqbalance
+  printf 'match:\n  interfaces: [%s, %s]\nsteering:\n  mode: none\nirq:\n  cpus: "%s"\n' "$V" "$E" "$T" > /etc/rxtune/irqpin.yaml
+  step pin_target$s echo "$T"
+  echo "$T" > /proc/irq/$VIN/smp_affinity_list
+  systemctl start irqbalance
+  wait_for 60 sh -c 'test -S /run/irqbalance/irqbalance$(pidof irqbalance).sock'
+  ARRANGED=$(cat /proc/irq/$VIN/smp_affinity_list)
+  step pin$s rxtune apply -p /etc/rxtune/irqpin.yaml
+  step irqbalance$s sh -c "echo $ARRANGED; systemctl show -p ActiveState irqbalance; tr '\0' ' ' < /proc/\$(pidof irqbalance)/cmdline"
+  traffic $E $V
+  step pinned_list$s cat /run/rxtune/pinned-irqs
+  step watch_pinned$s watch 8
+  step unpin$s rxtune revert
+  step watch_unpinned$s watch 8
+}
+"""
+
+# The IRQ-pin scenario alone, @ROUNDS@ rounds in a row on one boot (--scenario irqpin).
+PIN_SCENARIO = HELPERS + PIN_ROUND + r"""
+V=$(dev_of virtio_net); E=$(dev_of e1000e)
+VIRTIO=$(basename "$(readlink /sys/class/net/$V/device)")
+VIN=$(irq_of "$VIRTIO-input.0"); ERX=$(irq_of "$E-rx-0")
+step uname uname -r
+step names echo "$V $E"
+step install apt-get install -y /lab/rxtune.deb
+step irqnames echo "$VIN $ERX"
+irqbalance_dropin
+for k in $(seq 1 @ROUNDS@); do pin_round "_$k"; done
+echo "@@DONE"
+sync
+systemctl poweroff
+"""
+
+SCENARIO = HELPERS + PIN_ROUND + r"""
 mkdir -p /var/lib/rxtune-lab
 PHASE=$(cat /var/lib/rxtune-lab/phase 2>/dev/null || echo 1)
 # QEMU's rtl8139 is an RTL8139C+: 8139cp claims it where loaded, else 8139too.
@@ -198,29 +259,12 @@ step stop_apply systemctl stop rxtune-apply
 step untuned sh -c "cat /proc/sys/net/core/netdev_max_backlog; ls /var/lib/rxtune"
 systemctl disable rxtune-apply
 
-# irqbalance as Debian ships it, with rxtune's drop-in and a 1 s interval.
-mkdir -p /etc/systemd/system/irqbalance.service.d
-cp /usr/share/rxtune/irqbalance/irqbalance-rxtune.conf /etc/systemd/system/irqbalance.service.d/rxtune.conf
-echo 'IRQBALANCE_ARGS="--interval=1"' >> /etc/default/irqbalance
-systemctl daemon-reload
+irqbalance_dropin
 step arping sh -c "arping -D -c 1 -w 3 -I $V 10.0.2.2; arping -D -c 1 -w 3 -I $E 10.0.2.2"
-# Pinned at once: irqbalance drops a rescan request before its first pass, so apply waits for it.
-systemctl restart irqbalance
-step irqbalance sh -c "systemctl show -p ActiveState irqbalance; tr '\0' ' ' < /proc/\$(pidof irqbalance)/cmdline"
-EFF=$(cat /proc/irq/$ERX/effective_affinity_list)
-T=$(( (EFF + 1) % $(nproc) ))
-printf 'match:\n  interfaces: [%s, %s]\nsteering:\n  mode: none\nirq:\n  cpus: "%s"\n' "$V" "$E" "$T" > /etc/rxtune/irqpin.yaml
-step pin_target echo "$T"
 # This boot's IRQ numbers (a driver may get other vectors than at the first boot).
 step irqnames2 echo "$VIN $ERX"
-step pin rxtune apply -p /etc/rxtune/irqpin.yaml
+pin_round ""
 ip addr add 10.0.2.15/24 dev "$E" 2>/dev/null
-traffic $E $V
-step pinned_list cat /run/rxtune/pinned-irqs
-watch() { for i in $(seq 1 $1); do echo "t$i $(for n in $(ls /proc/irq | grep -E '^[0-9]+$' | sort -n); do [ -r /proc/irq/$n/smp_affinity_list ] && printf '%s=%s/%s ' $n $(cat /proc/irq/$n/smp_affinity_list) $(cat /proc/irq/$n/effective_affinity_list 2>/dev/null || echo -); done)"; traffic $E $V; sleep 1; done; }
-step watch_pinned watch 8
-step unpin rxtune revert
-step watch_unpinned watch 8
 # Rings: set through ethtool netlink, read back by the guest's own ethtool, reverted.
 printf 'match:\n  interfaces: [%s, %s]\nsteering:\n  mode: none\nnic:\n  rings: {rx: max, tx: max}\n' "$E" "$V" > /etc/rxtune/rings.yaml
 step rings_before sh -c "ethtool -g $E; ethtool -g $V"
@@ -388,6 +432,25 @@ def check_kernel(c: vmlab.Checks, image: vmlab.SystemImage | None, series: str, 
     check_boot(c, boot, series, kernel, matrix, sent)
 
 
+def check_pin_rounds(c: vmlab.Checks, image: vmlab.SystemImage, series: str, deb: Path, work: Path, rounds: int) -> None:
+    """--scenario irqpin: the IRQ-pin scenario alone, `rounds` rounds in a row on one boot."""
+    kernel = image.kernel(series)
+    guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci", "e1000e"])
+    print(f"guest: Debian 12, kernel {kernel}, 4 vCPUs, virtio-net + e1000e, systemd as PID 1; {rounds} rounds of the IRQ-pin scenario")
+    boot = guest.boot(PIN_SCENARIO.replace("@ROUNDS@", str(rounds)), {"rxtune.deb": deb}, work)
+    print(f"  the boot and {rounds} rounds in {boot.seconds:.0f} s")
+    c.prefix = f"{series}: "
+    if not c.check("the guest ran every round to the end", boot.done, vmlab.tail_text(boot.console, 60)):
+        return
+    c.check("booted the kernel asked for", boot["uname"].out.strip() == kernel, boot["uname"].out)
+    c.check("the .deb installs with apt", boot["install"].rc == 0, boot["install"].out[-2000:])
+    vin, erx = boot["irqnames"].out.split()[:2]
+    for k in range(1, rounds + 1):
+        c.prefix = f"{series} round {k}: "
+        check_pin(lambda name, cond, detail="", *rest, **kw: c.check(name, cond, detail), boot, f"_{k}", vin, erx)
+    c.prefix = ""
+
+
 def check_boot(c: vmlab.Checks, boot: vmlab.Boot, series: str, kernel: str, matrix: dict, sent: list[int]) -> None:
     m = matrix.setdefault(kernel, {})
     p = f"{series}: "
@@ -490,48 +553,8 @@ def check_boot(c: vmlab.Checks, boot: vmlab.Boot, series: str, kernel: str, matr
     ok("systemctl stop rxtune-apply reverts", boot["stop_apply"].rc == 0 and boot["untuned"].out.split()[:1] == [before.get("netdev_max_backlog")],
        boot["untuned"].out)
 
-    # irqbalance with rxtune's drop-in.
-    ib = boot["irqbalance"].out
-    ok("irqbalance runs Debian's unit with rxtune's policy script", "ActiveState=active" in ib and "--policyscript=/usr/share/rxtune" in ib,
-       ib, "irqbalance policy script")
-    target = boot["pin_target"].out.strip()
     vin, erx = boot["irqnames2"].out.split()[:2]  # this boot's
-    ok("rxtune apply pins the e1000e RX and virtio-net input vectors", boot["pin"].rc == 0, boot["pin"].out, "IRQ pin (apply)")
-    waited = re.search(r"irqbalance \(pid \d+\) has not made its first pass.*", boot["pin"].out)
-    print(f"        (irqbalance restarted just before: {waited.group(0) if waited else 'its first pass had come, told once'})")
-    pinned = set(boot["pinned_list"].out.split())
-    ok("pinned-irqs names both for irqbalance's policy script", {vin, erx} <= pinned, boot["pinned_list"].out)
-
-    def samples(text: str) -> list[dict[int, tuple[str, str]]]:
-        out = []
-        for line in text.splitlines():
-            row = {}
-            for kv in line.split()[1:]:
-                n, _, val = kv.partition("=")
-                aff, _, eff = val.partition("/")
-                row[int(n)] = (aff, eff)
-            out.append(row)
-        return out
-
-    wp = samples(boot["watch_pinned"].out)
-    held = all(row.get(int(vin), ("", ""))[0] == target and row.get(int(erx), ("", ""))[0] == target for row in wp) and bool(wp)
-    ok(f"over 8 s of 1 s rebalance intervals the pinned vectors stay on CPU {target}", held,
-       "\n".join(f"{row.get(int(vin))} {row.get(int(erx))}" for row in wp))
-    # An x86 MSI vector moves at its next interrupt: the e1000e one fires every ~2 s (its
-    # watchdog), the virtio-net one when a frame reaches it (the ARP replies of `traffic`).
-    follow = bool(wp) and wp[-1].get(int(erx), ("", ""))[1] == target
-    ok("effective_affinity_list follows on the e1000e vector", follow, str(wp[-1] if wp else {}), "effective affinity follows")
-    v_follow = bool(wp) and wp[-1].get(int(vin), ("", ""))[1] == target
-    ok("effective_affinity_list follows on the virtio-net input vector (ARP replies reach it)", v_follow,
-       str(wp[-1] if wp else {}) + "\n" + boot["arping"].out[-600:], "effective affinity follows")
-    others = [n for n in (wp[0] if wp else {}) if n not in (int(vin), int(erx))]
-    moved = [n for n in others if any(row.get(n) != wp[0].get(n) for row in wp) or wp[0][n][0] not in ("0-3", "")]
-    ok("irqbalance places other IRQs meanwhile", bool(moved), boot["watch_pinned"].out[-1500:])
-    wu = samples(boot["watch_unpinned"].out)
-    placed = bool(wu) and any(row.get(int(erx), ("", ""))[0] != wu[0].get(int(erx), ("", ""))[0] for row in wu[1:]) or \
-        (bool(wu) and wu[-1].get(int(erx), ("", ""))[0] not in ("0-3", target))
-    ok("after rxtune revert irqbalance places the e1000e vector again", boot["unpin"].rc == 0 and placed,
-       boot["unpin"].out + "\n" + "\n".join(str(row.get(int(erx))) for row in wu), "irqbalance after revert")
+    check_pin(ok, boot, "", vin, erx)
 
     # Rings, with the guest's own ethtool.
     rb, ra, rr = ethtool_rings(boot["rings_before"].out), ethtool_rings(boot["rings_after"].out), ethtool_rings(boot["rings_reverted"].out)
@@ -547,6 +570,63 @@ def check_boot(c: vmlab.Checks, boot: vmlab.Boot, series: str, kernel: str, matr
     ok("verify in sync after the ring change", boot["rings_verify"].rc == 0, boot["rings_verify"].out)
     ok("revert restores the ring sizes", boot["rings_revert"].rc == 0 and rr == rb, boot["rings_revert"].out + boot["rings_reverted"].out)
     check_cli_families(c, boot, v, ok)
+
+
+def samples(text: str) -> list[dict[int, tuple[str, str]]]:
+    """`watch` lines: IRQ -> (smp_affinity_list, effective_affinity_list), one dict a second."""
+    out = []
+    for line in text.splitlines():
+        row = {}
+        for kv in line.split()[1:]:
+            n, _, val = kv.partition("=")
+            aff, _, eff = val.partition("/")
+            row[int(n)] = (aff, eff)
+        out.append(row)
+    return out
+
+
+def check_pin(ok, boot: vmlab.Boot, s: str, vin: str, erx: str) -> None:
+    """One round of the IRQ-pin scenario (pin_round), its steps suffixed `s`."""
+    ib = boot[f"irqbalance{s}"].out
+    ok("irqbalance runs Debian's unit with rxtune's policy script", "ActiveState=active" in ib and "--policyscript=/usr/share/rxtune" in ib,
+       ib, "irqbalance policy script")
+    target = boot[f"pin_target{s}"].out.strip()
+    arranged = ib.splitlines()[0].strip() if ib else ""
+    pin = boot[f"pin{s}"]
+    ok("rxtune apply pins the e1000e RX and virtio-net input vectors", pin.rc == 0, pin.out, "IRQ pin (apply)")
+    waited = re.search(r"irqbalance \(pid \d+\) has not made its first pass.*", pin.out)
+    print(f"        (irqbalance restarted just before: {waited.group(0) if waited else 'its first pass had come, told once'})")
+    ok(f"the virtio-net input vector was in place on CPU {target} when apply began (put there by hand; CPU {target} banned for "
+       "irqbalance, which had read its IRQs)",
+       arranged == target, ib)
+    # irqbalance may not keep it on a CPU banned for it: its first pass moves it, before the rescan.
+    moved = re.search(rf"^\s*moved\s+\S+ irq {vin} .*$", pin.out, re.M)
+    ok("irqbalance moved it before the rescan that bans it; apply says so and set it again", bool(moved) and
+       re.search(rf"^\s*set\s+\S+ irq {vin} .* -> {target}$", pin.out, re.M) is not None, pin.out,
+       "IRQ in place, moved before irqbalance's rescan")
+    if moved:
+        print(f"        ({moved.group(0).strip()})")
+    pinned = set(boot[f"pinned_list{s}"].out.split())
+    ok("pinned-irqs names both for irqbalance's policy script", {vin, erx} <= pinned, boot[f"pinned_list{s}"].out)
+    wp = samples(boot[f"watch_pinned{s}"].out)
+    held = all(row.get(int(vin), ("", ""))[0] == target and row.get(int(erx), ("", ""))[0] == target for row in wp) and bool(wp)
+    ok(f"over 8 s of irqbalance's 2 s passes the pinned vectors stay on CPU {target}", held,
+       "\n".join(f"{row.get(int(vin))} {row.get(int(erx))}" for row in wp))
+    # An x86 MSI vector moves at its next interrupt: the e1000e one fires every ~2 s (its
+    # watchdog), the virtio-net one when a frame reaches it (the ARP replies of `traffic`).
+    follow = bool(wp) and wp[-1].get(int(erx), ("", ""))[1] == target
+    ok("effective_affinity_list follows on the e1000e vector", follow, str(wp[-1] if wp else {}), "effective affinity follows")
+    v_follow = bool(wp) and wp[-1].get(int(vin), ("", ""))[1] == target
+    ok("effective_affinity_list follows on the virtio-net input vector (ARP replies reach it)", v_follow,
+       str(wp[-1] if wp else {}), "effective affinity follows")
+    others = [n for n in (wp[0] if wp else {}) if n not in (int(vin), int(erx))]
+    moved_others = [n for n in others if any(row.get(n) != wp[0].get(n) for row in wp) or wp[0][n][0] not in ("0-3", "")]
+    ok("irqbalance places other IRQs meanwhile", bool(moved_others), boot[f"watch_pinned{s}"].out[-1500:])
+    wu = samples(boot[f"watch_unpinned{s}"].out)
+    placed = bool(wu) and any(row.get(int(erx), ("", ""))[0] != wu[0].get(int(erx), ("", ""))[0] for row in wu[1:]) or \
+        (bool(wu) and wu[-1].get(int(erx), ("", ""))[0] not in ("0-3", target))
+    ok("after rxtune revert irqbalance places the e1000e vector again", boot[f"unpin{s}"].rc == 0 and placed,
+       boot[f"unpin{s}"].out + "\n" + "\n".join(str(row.get(int(erx))) for row in wu), "irqbalance after revert")
 
 
 def check_cli_families(c: vmlab.Checks, boot: vmlab.Boot, v: str, ok) -> None:
@@ -581,18 +661,32 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("deb")
-    ap.add_argument("--kernels", default="6.1,6.12")
+    ap.add_argument("--kernels", default=DEFAULT_KERNELS)
     ap.add_argument("--json")
     ap.add_argument("--reuse", action="store_true", help="check the last run's results again; boot nothing")
+    ap.add_argument("--scenario", choices=("all", "irqpin"), default="all",
+                    help="irqpin: the IRQ-pin scenario alone, --rounds times in a row per kernel")
+    ap.add_argument("--rounds", type=int, default=5)
     a = ap.parse_args()
     build = Path(a.build).resolve()
     deb = Path(a.deb).resolve()
     t0 = time.monotonic()
     image = None
     if not a.reuse:
-        image = vmlab.system_image(build / "vm-cache", vmlab.deb_depends(deb), tuple(a.kernels.split(",")))
+        # Both default kernels always: one cached image serves every run (a key per kernel set).
+        kernels = tuple(sorted(set(DEFAULT_KERNELS.split(",")) | set(a.kernels.split(","))))
+        image = vmlab.system_image(build / "vm-cache", vmlab.deb_depends(deb), kernels)
         print(f"system image ready in {time.monotonic() - t0:.0f} s; kernels {', '.join(sorted(image.kernels))}")
     c = vmlab.Checks()
+    if a.scenario == "irqpin":
+        for series in a.kernels.split(","):
+            t1 = time.monotonic()
+            try:
+                check_pin_rounds(c, image, series, deb, build / "vm-runs" / f"irqpin-{series}", a.rounds)
+            except vmlab.LabError as ex:
+                c.check(f"{series}: the guest boots and runs", False, str(ex))
+            print(f"  kernel {series}: {time.monotonic() - t1:.0f} s")
+        return c.close()
     matrix: dict = {}
     for series in a.kernels.split(","):
         t1 = time.monotonic()

@@ -398,6 +398,37 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     return report;
 }
 
+std::vector<MovedSetting> rereadMoved(Plan& plan, const Knobs& knobs) {
+    std::vector<MovedSetting> out;
+    for (auto& s : plan.settings) {
+        if (!familyOf(s.key).othersMove(s.key)) continue;
+        auto now = knobs.read(s.key, s.path);
+        if (!now || sameValue(s.kind, *now, s.current)) continue;  // unreadable: the apply says so
+        MovedSetting m{s, s.current, normalise(s.kind, *now), {}};
+        s.current = m.found;
+        s.raw = *now;
+        m.setting = s;
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+Result<std::vector<MovedSetting>> putBackMoved(const Plan& plan, const Knobs& knobs) {
+    std::vector<MovedSetting> out;
+    for (const auto& s : plan.settings) {
+        if (!familyOf(s.key).othersMove(s.key)) continue;
+        auto now = knobs.read(s.key, s.path);
+        if (!now || sameValue(s.kind, *now, s.desired)) continue;
+        if (auto w = writeChecked(knobs, s.key, s.id, s.path, s.kind, s.desired, &plan); !w) {
+            // A knob the kernel refuses for a reason of its own was skipped by the apply too.
+            if (familyOf(s.key).refusalIsKnobsOwn(s.key, w.error())) continue;
+            return failWith(w.error());
+        }
+        out.push_back({s, s.desired, normalise(s.kind, *now), {}});
+    }
+    return out;
+}
+
 Result<std::vector<Drift>> verifyApplied(const Journal& loaded, const Knobs& fs) {
     std::vector<Drift> out;
     Journal journal = loaded;

@@ -76,6 +76,22 @@ struct ApplyReport {
 Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& knobs, const JournalStore& store, const std::string& now,
                               const std::set<std::string>* devices = nullptr, const Clock* clock = nullptr);
 
+// A setting another agent moved (KnobFamily::othersMove) while a command ran: from `was` to `found`.
+struct MovedSetting {
+    Setting setting;
+    std::string was, found;
+    std::string by;  // who moved it, in words (its family's KnobFamily::moverOf; set by the caller)
+};
+// After the hooks before a command's writes (which may have waited on irqbalance): the plan's
+// settings that others move, read again. Each found changed since the plan read it (`was`) takes
+// `current` and `raw` from the new reading, so that the apply writes it (and journals what it
+// holds now), and is returned.
+std::vector<MovedSetting> rereadMoved(Plan& plan, const Knobs& knobs);
+// After an apply: the plan's settings that others move, read again, and those found off their
+// desired value (`was`) written back; their originals are journaled, or they were in place when
+// the plan read them. An error: a write failed (the ones before it stand).
+Result<std::vector<MovedSetting>> putBackMoved(const Plan& plan, const Knobs& knobs);
+
 // The steps applyPlan is made of, each testable alone.
 namespace applysteps {
 

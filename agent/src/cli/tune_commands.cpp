@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "apply/apply.hpp"
+#include "apply/lifecycle.hpp"
 #include "cli/backends.hpp"
 #include "knobs/registry.hpp"
 #include "core/paths.hpp"
@@ -150,38 +151,22 @@ int runPlan(const TuneOptions& o) {
 namespace {
 
 // The families' hooks around a command's writes (the IRQ family tells irqbalance, and waits for it
-// before the writes); each family starts with an empty memory.
-class CommandHooks {
-public:
-    CommandHooks(const std::string& runDir, const JournalStore& store, const FileTree& fs) : runDir_(runDir), store_(store), fs_(fs) {}
-    void beforeWrites(const Plan& plan) {
-        for (const KnobFamily* f : knobFamilies()) {
-            auto c = context(*f);
-            f->beforeWrites(c, plan);
-        }
-    }
-    void afterApply(const Profile* profile, ApplyStage stage) {
-        for (const KnobFamily* f : knobFamilies()) {
-            auto c = context(*f);
-            f->afterApply(c, profile, stage);
-        }
-    }
-
-private:
-    HookContext context(const KnobFamily& f) {
-        return HookContext{fs_, store_, runDir_, signals_, clock_, false,
-                           [](const char* level, const std::string& line) {
-                               std::cerr << "rxtune: " << (std::string(level) == SD_WARNING ? "warning: " : "") << line << std::endl;
-                           },
-                           memory_[std::string(f.name())]};
-    }
-    const std::string& runDir_;
-    const JournalStore& store_;
-    const FileTree& fs_;
-    SystemProcessSignals signals_;
-    SystemClock clock_;
-    std::map<std::string, std::any> memory_;
+// before the writes), with this host's processes and clock; what they say goes to stderr.
+struct CommandHooks {
+    CommandHooks(const std::string& runDir, const JournalStore& store, const FileTree& fs)
+        : hooks(fs, store, runDir, signals, clock, [](const char* level, const std::string& line) {
+              std::cerr << "rxtune: " << (std::string(level) == SD_WARNING ? "warning: " : "") << line << std::endl;
+          }) {}
+    SystemProcessSignals signals;
+    SystemClock clock;
+    FamilyHooks hooks;
 };
+
+json movedJson(const std::vector<MovedSetting>& moved, const char* when) {
+    json out = json::array();
+    for (const auto& m : moved) out.push_back({{"id", m.setting.id}, {"was", m.was}, {"found", m.found}, {"by", m.by}, {"when", when}});
+    return out;
+}
 
 }  // namespace
 
@@ -197,23 +182,30 @@ int runApply(const TuneOptions& o) {
     KnobBackends backends(fs, o.bpfDir);
     const Knobs knobs = backends.knobs(fs);
     CommandHooks hooks(o.runDir, store, fs);
-    hooks.beforeWrites(*p);
-    auto r = applyPlan(*p, knobs, store, isoUtc(std::time(nullptr)));
-    hooks.afterApply(&profile, r ? ApplyStage::kApplied : ApplyStage::kFailed);
-    if (!r) return report(r.error());
+    auto done = applyWithHooks(*p, knobs, store, isoUtc(std::time(nullptr)), hooks.hooks, profile);
+    if (!done) return report(done.error());
+    const ApplyReport* r = &done->report;
     if (o.json) {
         json j = planJson(*p);
         j["written"] = r->written.size();
         j["pending_effect"] = pendingJson(r->pending);
+        json moved = movedJson(done->movedBefore, "before_writes");
+        for (auto& m : movedJson(done->movedAfter, "after_writes")) moved.push_back(std::move(m));
+        j["moved"] = std::move(moved);
         std::cout << j.dump(2) << "\n";
         return 0;
     }
     for (const auto& s : r->written) std::cout << "  set  " << std::left << std::setw(40) << s.id << " " << s.current << " -> " << s.desired << "\n";
+    for (const auto* moved : {&done->movedBefore, &done->movedAfter})
+        for (const auto& m : *moved)
+            std::cout << "  moved " << std::left << std::setw(39) << m.setting.id << " " << m.was << " -> " << m.found << " by " << m.by
+                      << (moved == &done->movedBefore ? ": set again" : ", after the write: put back") << "\n";
     for (const auto& s : p->skipped) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
     for (const auto& s : r->refused) std::cout << "  skip " << std::left << std::setw(40) << s.id << " " << s.reason << "\n";
     for (const auto& p : r->pending) std::cout << "  pending " << std::left << std::setw(37) << p.id << " " << p.what << "\n";
-    if (r->written.empty()) std::cout << "nothing to do: the host already matches profile " << p->profile << "\n";
-    else std::cout << "applied profile " << p->profile << ": " << r->written.size() << " setting(s) changed\n";
+    const std::string putBack = done->movedAfter.empty() ? "" : ", " + std::to_string(done->movedAfter.size()) + " put back after a move";
+    if (r->written.empty() && putBack.empty()) std::cout << "nothing to do: the host already matches profile " << p->profile << "\n";
+    else std::cout << "applied profile " << p->profile << ": " << r->written.size() << " setting(s) changed" << putBack << "\n";
     return 0;
 }
 
@@ -269,7 +261,7 @@ int runRevert(const TuneOptions& o) {
     const Knobs knobs = backends.knobs(fs);
     auto r = revertAll(knobs, store);
     if (!r) return report(r.error());
-    CommandHooks(o.runDir, store, fs).afterApply(nullptr, ApplyStage::kReverted);
+    CommandHooks(o.runDir, store, fs).hooks.afterApply(nullptr, ApplyStage::kReverted);
     for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << trimmed(x.value) << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
     std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";

@@ -84,13 +84,19 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     for (const auto& s : applied->written) {
         // Drift is a value the journal held as applied that someone else changed; a value set the
         // first time or newly chosen by the plan (irq.cpus auto chose another CPU) is not.
-        const bool drift = why == Why::kDrift && !applied->newValues.count(s.id);
-        LOG_I((drift ? "corrected drift: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " + s.desired);
+        // Its family may know the mover as one rxtune works with (irqbalance before the rescan
+        // that bans an IRQ): put back, counted in the family's series, not as drift.
+        const bool changedByOther = why == Why::kDrift && !applied->newValues.count(s.id);
+        bool drift = false;
+        if (changedByOther) {
+            auto c = hookContext(familyOf(s.key));
+            drift = familyOf(s.key).driftCorrected(c, s, metrics_);
+        }
+        LOG_I((drift ? "corrected drift: " : changedByOther ? "put back: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " +
+              s.desired);
         if (!drift) continue;
         ++drifted;
         metrics_.countDriftCorrection(s);
-        auto c = hookContext(familyOf(s.key));
-        familyOf(s.key).driftCorrected(c, s, metrics_);
     }
     for (const auto& r : applied->refused)
         if (refused_.emplace(r.id, r.key.device).second && refusedIds_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");

@@ -164,7 +164,16 @@ public:
     virtual void beforeWrites(HookContext&, const Plan&) const {}
     virtual void afterApply(HookContext&, const Profile*, ApplyStage) const {}
     // The daemon put back a value of this family someone else changed: its own series and words.
-    virtual void driftCorrected(HookContext&, const Setting&, Metrics&) const {}
+    // False where the family knows the mover as one rxtune works with, whose move is no drift
+    // (irqbalance moving an IRQ before the rescan that bans it): counted in the family's series,
+    // not in rxtune_drift_corrections_total.
+    virtual bool driftCorrected(HookContext&, const Setting&, Metrics&) const { return true; }
+    // A knob another agent on the host moves on its own (irqbalance an IRQ's CPUs, until the
+    // rescan that bans it): a command reads it again after the hooks before its writes (they may
+    // have waited on that agent) and after its writes, and puts back what moved.
+    virtual bool othersMove(const KnobKey&) const { return false; }
+    // Who moved such a knob, in words ("irqbalance (pid 511), before the rescan that bans it").
+    virtual std::string moverOf(HookContext&, const Setting&) const { return "someone else"; }
     // The family's own counters (name, help), registered with the daemon's metrics at start and
     // counted through Metrics::familyCounter.
     struct CounterSpec {

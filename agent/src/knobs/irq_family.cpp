@@ -302,9 +302,11 @@ public:
     void afterApply(HookContext& c, const Profile* p, ApplyStage stage) const override {
         irqAfterApply(c, !p || intentOf(*p).kind == IrqIntent::Kind::kKeep, stage);
     }
-    void driftCorrected(HookContext& c, const Setting& s, Metrics& metrics) const override { irqDriftCorrected(c, s, metrics); }
+    bool driftCorrected(HookContext& c, const Setting& s, Metrics& metrics) const override { return irqDriftCorrected(c, s, metrics); }
+    bool othersMove(const KnobKey& k) const override { return k.irq >= 0; }
+    std::string moverOf(HookContext& c, const Setting& s) const override { return irqMoverOf(c, s); }
     std::vector<CounterSpec> counters() const override {
-        return {{std::string(kIrqMoves), "A pinned IRQ found on other CPUs (moved by someone else) and put back"}};
+        return {{std::string(kIrqMoves), "A pinned IRQ found on other CPUs and put back; by: irqbalance (where it runs) or other"}};
     }
 
     bool refusalIsKnobsOwn(const KnobKey&, const Error& e) const override { return e.code == EIO && e.op != "read back"; }

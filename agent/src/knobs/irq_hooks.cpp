@@ -1,6 +1,7 @@
 // The IRQ family's part in a run (knobs/irq_state.hpp): what the daemon keeps from one run to the
 // next (the last /proc/interrupts reading, whether pinned-irqs may name an IRQ, when to tell an
 // irqbalance again) and whom it tells around the writes.
+#include <map>
 #include <optional>
 
 #include <systemd/sd-daemon.h>
@@ -26,6 +27,9 @@ struct IrqMemory {
     // at the first run after (a drift check at the latest), which also puts back an IRQ its first
     // pass moved. Monotonic seconds; 0: nobody to tell again.
     double retellAt = 0;
+    // IRQs an irqbalance asking rxtune's policy script was found to move, by IRQ: its pid. A second
+    // move by the same process is no longer the moment before a rescan: its ban does not hold.
+    std::map<int, int> movedBy;
 };
 
 IrqMemory& memoryOf(HookContext& c) {
@@ -72,13 +76,13 @@ void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSn
 void irqBeforeWrites(HookContext& c, const Plan& plan) {
     if (!c.daemon) {
         // A command may wait: irqbalance told, and its rescan awaited, before the first write.
-        auto told = tellIrqbalanceBeforeWrites(c.runDir, c.store, c.fs, c.signals, c.clock, irqsAboutToPin(plan),
+        auto told = tellIrqbalanceBeforeWrites(c.runDir, c.store, c.fs, c.signals, c.clock, irqsPinnedBy(plan),
                                                [&](const std::string& l) { c.say(SD_INFO, l); });
         if (!told) c.say(SD_WARNING, told.error().message());
         return;
     }
     if (c.runDir.empty()) return;
-    const std::set<int> irqs = irqsAboutToPin(plan);
+    const std::set<int> irqs = irqsPinnedBy(plan);
     if (irqs.empty()) return;
     publishNow(c, {irqs});
 }
@@ -102,15 +106,63 @@ void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage) {
     m.pinnedMayBeSet = !irqKept;
 }
 
-void irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics) {
-    // Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans this one.
-    metrics.familyCounter(std::string(kIrqMoves), {{"interface", s.key.device}, {"irq", std::to_string(s.key.irq)}}).Increment();
+namespace {
+
+// Who moves IRQs on a Debian host: irqbalance, about every 10 s, unless it bans the IRQ.
+struct IrqMover {
+    int pid = 0;         // the irqbalance running; 0: none
+    bool asking = false;  // it asks rxtune's policy script (bans what pinned-irqs names, from its next rescan)
+};
+
+IrqMover irqMover(const FileTree& fs) {
     Topology none;
-    auto b = readIrqbalance(c.fs, none);
-    c.say(SD_NOTICE, "IRQ " + std::to_string(s.key.irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " +
-                         s.desired +
-                         (b && b->running ? "; irqbalance runs (pid " + std::to_string(b->pid) + ") and is the likely mover: enable rxtune's policy script"
-                                          : "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(s.key.irq) + "/smp_affinity_list"));
+    auto b = readIrqbalance(fs, none);
+    if (!b || !b->running) return {};
+    IrqMover m{b->pid, false};
+    for (const auto& a : irqbalanceAskingRxtune(fs)) m.asking = m.asking || a.pid == b->pid;
+    return m;
+}
+
+}  // namespace
+
+std::string irqMoverOf(HookContext& c, const Setting& s) {
+    const IrqMover m = irqMover(c.fs);
+    if (m.pid == 0) return "someone else (irqbalance does not run): a write to /proc/irq/" + std::to_string(s.key.irq) + "/smp_affinity_list";
+    return "irqbalance (pid " + std::to_string(m.pid) + ")" +
+           (m.asking ? ", before the rescan that bans it" : ", which does not ask rxtune's policy script");
+}
+
+bool irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics) {
+    const IrqMover m = irqMover(c.fs);
+    const int irq = s.key.irq;
+    metrics.familyCounter(std::string(kIrqMoves), {{"interface", s.key.device}, {"irq", std::to_string(irq)}, {"by", m.pid ? "irqbalance" : "other"}})
+        .Increment();
+    const std::string moved = "IRQ " + std::to_string(irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " + s.desired;
+    if (m.pid == 0) {
+        c.say(SD_NOTICE, moved + "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(irq) + "/smp_affinity_list");
+        return true;
+    }
+    const std::string who = "irqbalance (pid " + std::to_string(m.pid) + ")";
+    if (!m.asking) {
+        c.say(SD_NOTICE, moved + "; " + who + " runs and is the likely mover: enable rxtune's policy script");
+        return true;
+    }
+    // It asks rxtune's script: a move before the rescan that bans the IRQ (a pass under way when it
+    // was told, a request it dropped before its first pass). Told again where it still balances the
+    // IRQ (its control socket lists it) or cannot say. The same process moving it again is drift.
+    IrqMemory& mem = memoryOf(c);
+    auto [it, first] = mem.movedBy.try_emplace(irq, m.pid);
+    if (!first && it->second == m.pid) {
+        c.say(SD_WARNING, moved + "; " + who + " moved it again although it asks rxtune's policy script: its ban does not hold (can it read " +
+                              c.runDir + "/pinned-irqs?)");
+        return true;
+    }
+    it->second = m.pid;
+    const auto placed = c.signals.irqbalancePlaced(m.pid);
+    const bool balances = !placed || placed->count(irq) > 0;
+    if (balances) mem.retellAt = c.clock.monotonicSeconds();  // told again once this run is over
+    c.say(SD_INFO, moved + "; moved by " + who + " before the rescan that bans it" + (balances ? ": told to rescan again" : ""));
+    return false;
 }
 
 }  // namespace rxtune

@@ -1,6 +1,9 @@
 #include "knobs/irq_state.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <ctime>
 #include <map>
 #include <optional>
 
@@ -24,15 +27,11 @@ std::string pinnedIrqsText(const Journal* applied, const std::set<int>& planned)
     return out;
 }
 
-std::set<int> irqsAboutToPin(const Plan& plan) {
+std::set<int> irqsPinnedBy(const Plan& plan) {
     std::set<int> irqs;
-    bool writes = false;
     for (const auto& s : plan.settings)
-        if (s.key.family == "irq" && s.key.irq >= 0) {
-            irqs.insert(s.key.irq);
-            writes = writes || s.pending();
-        }
-    return writes ? irqs : std::set<int>{};
+        if (s.key.family == "irq" && s.key.irq >= 0) irqs.insert(s.key.irq);
+    return irqs;
 }
 
 double PinnedIrqsPublished::droppedFor() const {
@@ -104,6 +103,27 @@ bool listsAny(const std::set<int>& listed, const std::set<int>& irqs) {
     return std::any_of(irqs.begin(), irqs.end(), [&](int n) { return listed.count(n) > 0; });
 }
 
+// Seconds since the epoch when `file` was last written; nullopt: no such file.
+std::optional<double> writtenAt(const std::string& file) {
+    struct stat st{};
+    if (::stat(file.c_str(), &st) != 0) return std::nullopt;
+    return static_cast<double>(st.st_mtim.tv_sec) + static_cast<double>(st.st_mtim.tv_nsec) / 1e9;
+}
+
+// Whether an irqbalance may still balance one of `irqs` while pinned-irqs (unchanged now) names
+// them: its control socket lists one (it has placed it, so has not banned it); or, where it has
+// shown no placing (no first pass yet, or no answer), it started before the file was last written,
+// so that the scan at its start read an older list.
+bool mayBalance(const IrqbalanceAsking& ib, const std::set<int>& irqs, const std::string& file, ProcessSignals& signals) {
+    if (const auto placed = signals.irqbalancePlaced(ib.pid); placed && !placed->empty()) return listsAny(*placed, irqs);
+    const auto written = writtenAt(file);
+    if (!written || ib.age < 0) return true;
+    timespec now{};
+    clock_gettime(CLOCK_REALTIME, &now);
+    const double started = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) / 1e9 - ib.age;
+    return started <= *written + 1;  // its age is known to a clock tick, the file's time to a second at worst
+}
+
 }  // namespace
 
 Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& root,
@@ -112,7 +132,13 @@ Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const Journal
     if (irqs.empty()) return {};
     const auto asking = irqbalanceAskingRxtune(root);
     if (asking.empty()) return {};  // the publication after the apply is enough: nobody to tell
-    if (auto pre = publishPinnedIrqs(runDir, store, root, signals, {irqs, PinnedIrqsRequest::Tell::kNever}); !pre) return failWith(pre.error());
+    auto pre = publishPinnedIrqs(runDir, store, root, signals, {irqs, PinnedIrqsRequest::Tell::kNever});
+    if (!pre) return failWith(pre.error());
+    // Nothing to tell where the list is as it was and no irqbalance may still balance one of them.
+    if (!pre->changed && std::none_of(asking.begin(), asking.end(), [&](const IrqbalanceAsking& ib) {
+            return mayBalance(ib, irqs, runDir + "/pinned-irqs", signals);
+        }))
+        return {};
     // The first pass, where it has not come: at most 30 s (an irqbalance that balances nothing never shows one).
     auto notReady = irqbalanceNotReady(root, signals);
     for (const auto& [pid, seconds] : notReady) {

@@ -23,9 +23,9 @@ namespace rxtune {
 // IRQs of `planned`.
 std::string pinnedIrqsText(const Journal* applied, const std::set<int>& planned = {});
 
-// The IRQs a plan is about to write (its irq.cpus settings), where it writes any: empty when none
-// of them changes.
-std::set<int> irqsAboutToPin(const Plan& plan);
+// The IRQs a plan pins (its irq.cpus settings), written or in place: an IRQ in place by
+// irqbalance's doing is still irqbalance's to move until the rescan that bans it.
+std::set<int> irqsPinnedBy(const Plan& plan);
 
 struct PinnedIrqsRequest {
     // IRQs an apply is about to pin, published with the journal's before its first affinity write:
@@ -62,14 +62,17 @@ Result<PinnedIrqsPublished> publishPinnedIrqs(const std::string& runDir, const J
                                               ProcessSignals& signals, const PinnedIrqsRequest& request = {});
 
 // Before an apply's first affinity write, where it may block (the CLI; the daemon tells and
-// tells again instead): publishes `irqs` (the IRQs about to be pinned) with the journal's, so a
-// rescan or a start meanwhile bans them; waits (at most 30 s) for the first pass of an irqbalance
-// that has not made it, since it drops a rescan request until then; tells each; then waits until
-// its control socket shows the rescan (it no longer lists them; not listed before: banned already),
-// at most two of its intervals and 5 s; one that cannot be asked is given its interval and a
-// second. A pass running when the request comes still writes what it had decided: hence the wait.
-// What to tell the user goes to `say` as it happens (before a wait, not after it); an error: the
-// file could not be written (nothing told).
+// tells again instead): publishes `irqs` (the IRQs the plan pins, written or in place) with the
+// journal's, so a rescan or a start meanwhile bans them. Where the list did not change and no
+// irqbalance may still balance one of them (its control socket does not list them; or it shows
+// no placing and started after the list was written), that is all. Else waits (at most 30 s) for
+// the first pass of an irqbalance that has not made it, since it drops a rescan request until
+// then; tells each; then waits until its control socket shows the rescan (it no longer lists
+// them; not listed before: banned already), at most two of its intervals and 5 s; one that cannot
+// be asked is given its interval and a second. A pass running when the request comes still
+// writes what it had decided, and a first pass may move an IRQ in place: the caller reads the
+// pinned IRQs again after this (apply/lifecycle.hpp). What to tell the user goes to `say` as it
+// happens (before a wait, not after it); an error: the file could not be written (nothing told).
 Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const JournalStore& store, const FileTree& root,
                                         ProcessSignals& signals, const Clock& clock, const std::set<int>& irqs,
                                         const std::function<void(const std::string&)>& say);
@@ -106,7 +109,13 @@ void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory);
 void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSnapshot& snap);
 void irqBeforeWrites(HookContext& c, const Plan& plan);
 void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage);
-void irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics);
+// The daemon put a pinned IRQ back: counted (rxtune_irq_moves_total{by}) and said; false (no
+// drift) where irqbalance asks rxtune's policy script and moved it before the rescan that bans it
+// (told to rescan again where it still balances it), true for anyone else, an irqbalance without
+// the script, or the same irqbalance moving the same IRQ a second time.
+bool irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics);
+// Who moved a pinned IRQ, in words: irqbalance (pid, whether before its rescan), or someone else.
+std::string irqMoverOf(HookContext& c, const Setting& s);
 // The IRQ family's counter: a pinned IRQ someone moved, put back.
 inline constexpr std::string_view kIrqMoves = "rxtune_irq_moves_total";
 

@@ -120,7 +120,8 @@ TEST_CASE("a pinned IRQ someone moved is put back at the drift check, counted, a
     REQUIRE(r.run(Reconciler::Why::kDrift));
     CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");
     const std::string text = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
-    CHECK(text.find("rxtune_irq_moves_total{interface=\"enp3s0\",irq=\"130\"} 1") != std::string::npos);
+    // irqbalance runs (pid 941), without rxtune's policy script: its move, and drift.
+    CHECK(text.find("rxtune_irq_moves_total{by=\"irqbalance\",interface=\"enp3s0\",irq=\"130\"} 1") != std::string::npos);
     CHECK(text.find("rxtune_drift_corrections_total{interface=\"enp3s0\",setting=\"irq_affinity\"} 1") != std::string::npos);
     REQUIRE(r.revert());
     CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "0-7");  // the original, as the plan read it
@@ -235,6 +236,18 @@ TEST_CASE("the daemon tells irqbalance before it pins, and again after irqbalanc
     clock.now += 30;
     REQUIRE(r.run(Reconciler::Why::kDrift));
     CHECK(signals.affinity.size() == 2);
+    // irqbalance asks rxtune's script and moved it before the rescan that bans it: its move, put
+    // back, no drift.
+    auto text = [&] { return prometheus::TextSerializer().Serialize(metrics.registry()->Collect()); };
+    CHECK(text().find("rxtune_irq_moves_total{by=\"irqbalance\",interface=\"enp3s0\",irq=\"130\"} 1") != std::string::npos);
+    CHECK(text().find("setting=\"irq_affinity\"") == std::string::npos);
+    // The same irqbalance moving it again: its ban does not hold, and that is drift.
+    REQUIRE(fs.write("proc/irq/130/smp_affinity_list", "6"));
+    clock.now += 30;
+    REQUIRE(r.run(Reconciler::Why::kDrift));
+    CHECK(fs.read("proc/irq/130/smp_affinity_list").value() == "3");
+    CHECK(text().find("rxtune_irq_moves_total{by=\"irqbalance\",interface=\"enp3s0\",irq=\"130\"} 2") != std::string::npos);
+    CHECK(text().find("rxtune_drift_corrections_total{interface=\"enp3s0\",setting=\"irq_affinity\"} 1") != std::string::npos);
 }
 
 TEST_CASE("irq.cpus auto in the daemon: the second run judges other work by the rate since the first", "[daemon][irq]") {

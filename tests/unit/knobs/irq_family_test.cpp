@@ -508,9 +508,9 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     signals.placed = std::nullopt;
 
     const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
-    CHECK(irqsAboutToPin(plan) == std::set<int>{130});
+    CHECK(irqsPinnedBy(plan) == std::set<int>{130});
     // Before the writes: published, told, and said to be dropped.
-    auto before = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan)}).value();
+    auto before = publishPinnedIrqs(runDir, store, fs, signals, {irqsPinnedBy(plan)}).value();
     CHECK(before.changed);
     CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
     CHECK(signals.told == std::vector<std::pair<int, std::string>>{{941, "0-7"}});  // told before the write
@@ -519,7 +519,7 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     // After its first pass: told again, though the list is the same.
     tree.put("proc/uptime", "6.00 5.00\n");
     madeAgo(3.0);
-    auto again = publishPinnedIrqs(runDir, store, fs, signals, {irqsAboutToPin(plan), PinnedIrqsRequest::Tell::kAlways}).value();
+    auto again = publishPinnedIrqs(runDir, store, fs, signals, {irqsPinnedBy(plan), PinnedIrqsRequest::Tell::kAlways}).value();
     CHECK_FALSE(again.changed);
     CHECK(again.told == std::vector<int>{941});
     CHECK(again.dropped.empty());
@@ -527,8 +527,8 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     REQUIRE(applyPlan(plan, knobs, store, "t1"));
     CHECK_FALSE(publishPinnedIrqs(runDir, store, fs, signals).value().changed);
     CHECK(signals.told.size() == 2);
-    // Applied: nothing about to be written, nothing published before.
-    CHECK(irqsAboutToPin(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan).empty());
+    // Applied: the IRQ in place is still one the plan pins (irqbalance's until its rescan bans it).
+    CHECK(irqsPinnedBy(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan) == std::set<int>{130});
     // A failed apply's planned IRQ is taken back by the publication after it.
     REQUIRE(revertAll(knobs, store));
     auto planned = publishPinnedIrqs(runDir, store, fs, signals, {{130}}).value();
@@ -637,7 +637,7 @@ TEST_CASE("apply tells irqbalance before its writes: after its first pass, then 
         for (const auto& [l, at] : said) out.push_back(l);
         return out;
     };
-    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, irqsAboutToPin(plan), say));
+    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, irqsPinnedBy(plan), say));
     CHECK(fileText(runDir + "/pinned-irqs") == "130\n");
     REQUIRE(said.size() == 2);
     CHECK(said[0].second == 100);  // said at once (the clock started at 100), before the wait
@@ -664,9 +664,15 @@ TEST_CASE("apply tells irqbalance before its writes: after its first pass, then 
     CHECK(lines() == std::vector<std::string>{"irqbalance (pid 941) told to rescan: the IRQs rxtune pins changed"});
     CHECK(ib.told.size() == 1);
     CHECK(clock.t >= ib.rescanAt);
-    // Not listed before (banned already, as by the rescan above): told, nothing to wait for.
+    // Not listed (banned already, as by the rescan above), the list as it was: nobody told, nothing
+    // waited for.
     const double at = clock.t;
     said.clear();
+    REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130, 131}, say));
+    CHECK(said.empty());
+    CHECK(ib.told.size() == 1);
+    CHECK(clock.t == at);
+    // A list that changes: told, and (not listed before) nothing to wait for.
     REQUIRE(tellIrqbalanceBeforeWrites(runDir, store, fs, ib, syncing, {130}, say));
     CHECK(said.size() == 1);
     CHECK(ib.told.size() == 2);
