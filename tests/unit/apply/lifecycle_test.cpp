@@ -15,6 +15,7 @@
 
 #include "../support/fixture.hpp"
 #include "../support/kernel_irq_tree.hpp"
+#include "../support/pin_rig.hpp"
 #include "apply/lifecycle.hpp"
 #include "apply/prepare.hpp"
 #include "core/text.hpp"
@@ -125,13 +126,7 @@ struct ModelIrqbalance final : ProcessSignals {
     }
 };
 
-struct Rig {
-    test::TempTree tree{"r8125-irqbalance"};
-    test::TempTree state{"vm-no-cpufreq"};
-    test::KernelIrqTree fs{tree.path().string()};
-    const Knobs knobs{fs};
-    JournalStore store{(state.path() / "state").string()};
-    const std::string runDir = (state.path() / "run").string();
+struct Rig : test::PinRig {
     ModelClock clock;
     ModelIrqbalance ib{tree, fs, clock, runDir + "/pinned-irqs"};
     std::vector<std::string> said;

@@ -7,6 +7,7 @@
 
 #include "../support/fixture.hpp"
 #include "../support/kernel_irq_tree.hpp"
+#include "../support/pin_rig.hpp"
 #include "apply/apply.hpp"
 #include "apply/prepare.hpp"
 #include "cli/detect_output.hpp"
@@ -343,14 +344,7 @@ std::string fileText(const std::string& path) {
 }
 
 // A fixture host with irqbalance, its /proc/irq acting as the kernel's, a state and a run dir.
-struct PinRig {
-    test::TempTree tree{"r8125-irqbalance"};
-    test::TempTree state{"vm-no-cpufreq"};
-    test::KernelIrqTree fs{tree.path().string()};
-    const Knobs knobs{fs};
-    JournalStore store{(state.path() / "state").string()};
-    const std::string runDir = (state.path() / "run").string();
-};
+using test::PinRig;
 
 // Records the rescans asked for instead of signalling anything.
 class RecordingSignals final : public ProcessSignals {
