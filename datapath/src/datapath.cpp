@@ -29,6 +29,7 @@
 
 #include <filesystem>
 
+#include "dpdk_compat.hpp"
 #include "fanout.hpp"
 #include "flow.hpp"
 #include "host.hpp"
@@ -367,7 +368,7 @@ void addArray(rte_tel_data* d, const char* name, unsigned n, const std::function
     rte_tel_data* a = rte_tel_data_alloc();
     if (!a) return;
     rte_tel_data_start_array(a, RTE_TEL_U64_VAL);
-    for (unsigned i = 0; i < n; ++i) rte_tel_data_add_array_u64(a, value(i));
+    for (unsigned i = 0; i < n; ++i) telArrayU64(a, value(i));
     if (rte_tel_data_add_dict_container(d, name, a, 0) != 0) rte_tel_data_free(a);
 }
 
@@ -378,7 +379,7 @@ void addPortStats(rte_tel_data* d, const char* prefix, uint16_t port) {
                                                   {"ibytes", s.ibytes},     {"obytes", s.obytes},
                                                   {"imissed", s.imissed},   {"ierrors", s.ierrors},
                                                   {"oerrors", s.oerrors},   {"rx_nombuf", s.rx_nombuf}};
-    for (const auto& [k, val] : v) rte_tel_data_add_dict_u64(d, (std::string(prefix) + k).c_str(), val);
+    for (const auto& [k, val] : v) telDictU64(d, (std::string(prefix) + k).c_str(), val);
 }
 
 int telemetryStats(const char*, const char*, rte_tel_data* d) {
@@ -394,20 +395,20 @@ int telemetryStats(const char*, const char*, rte_tel_data* d) {
     rte_tel_data_add_dict_string(d, "exception_path", rt->exceptionKind.c_str());
     rte_tel_data_add_dict_string(d, "prefetch_next_mbufs", rt->prefetch.on ? "on" : "off");
     rte_tel_data_add_dict_string(d, "exception_why", rt->exceptionWhy.c_str());
-    rte_tel_data_add_dict_u64(d, "workers", rt->workers);
-    rte_tel_data_add_dict_u64(d, "rx_cpu", *c.rxCpu);
-    rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
-    rte_tel_data_add_dict_u64(d, "uptime_cycles", rte_rdtsc() - rt->startTsc);
-    rte_tel_data_add_dict_u64(d, "rx_packets", get(rt->rx.packets));
-    rte_tel_data_add_dict_u64(d, "rx_bytes", get(rt->rx.bytes));
-    rte_tel_data_add_dict_u64(d, "rx_non_ip", get(rt->rx.nonIp));
-    rte_tel_data_add_dict_u64(d, "rx_busy_cycles", get(rt->rx.busyCycles));
-    rte_tel_data_add_dict_u64(d, "nic_tx_packets", get(rt->rx.nicTxPackets));
-    rte_tel_data_add_dict_u64(d, "nic_tx_bytes", get(rt->rx.nicTxBytes));
-    rte_tel_data_add_dict_u64(d, "nic_tx_dropped", get(rt->rx.nicTxDropped));
-    rte_tel_data_add_dict_u64(d, "mbufs_in_use", rte_mempool_in_use_count(rt->pool));
-    rte_tel_data_add_dict_u64(d, "mbufs_total", rt->pool->size);
-    if (rt->txRing) rte_tel_data_add_dict_u64(d, "tx_ring_count", rte_ring_count(rt->txRing));
+    telDictU64(d, "workers", rt->workers);
+    telDictU64(d, "rx_cpu", *c.rxCpu);
+    telDictU64(d, "tsc_hz", rte_get_tsc_hz());
+    telDictU64(d, "uptime_cycles", rte_rdtsc() - rt->startTsc);
+    telDictU64(d, "rx_packets", get(rt->rx.packets));
+    telDictU64(d, "rx_bytes", get(rt->rx.bytes));
+    telDictU64(d, "rx_non_ip", get(rt->rx.nonIp));
+    telDictU64(d, "rx_busy_cycles", get(rt->rx.busyCycles));
+    telDictU64(d, "nic_tx_packets", get(rt->rx.nicTxPackets));
+    telDictU64(d, "nic_tx_bytes", get(rt->rx.nicTxBytes));
+    telDictU64(d, "nic_tx_dropped", get(rt->rx.nicTxDropped));
+    telDictU64(d, "mbufs_in_use", rte_mempool_in_use_count(rt->pool));
+    telDictU64(d, "mbufs_total", rt->pool->size);
+    if (rt->txRing) telDictU64(d, "tx_ring_count", rte_ring_count(rt->txRing));
     const unsigned n = rt->workers;
     std::vector<unsigned> shares = retaShares(rt->reta, n);
     addArray(d, "worker_cpu", n, [&](unsigned i) { return c.workerCpus[i]; });

@@ -3,6 +3,7 @@
 #include <sys/inotify.h>
 
 #include <cerrno>
+#include <cstdint>
 
 namespace rxtune {
 
