@@ -1,13 +1,13 @@
 #!/bin/bash
-# rxtune and rxtune-dp (and the BPF objects) built on Debian 13 (trixie: GCC 14, libmicrohttpd
-# 1.0, DPDK 24.11, yaml-cpp 0.8, libbpf 1.5, systemd 257) with warnings as errors, in a root of its
-# own (an mmdebstrap chroot of trixie, amd64), never against this machine's Debian 12 -dev packages.
-# The first part of #46: the tests are not built here yet (trixie's Catch2 is 3.x, whose headers and
-# main the tests do not use yet), nor the packages. The root is cached by content under
+# rxtune, rxtune-dp (and the BPF objects) and the unit tests built on Debian 13 (trixie: GCC 14,
+# libmicrohttpd 1.0, DPDK 24.11, yaml-cpp 0.8, libbpf 1.5, Catch2 3, systemd 257) with warnings as
+# errors, in a root of its own (an mmdebstrap chroot of trixie, amd64), never against this
+# machine's Debian 12 -dev packages; then the unit tests run there. The first part of #46: the
+# integration tests and the packages are not built here yet. The root is cached by content under
 # build/debian13-cache/ (a second run reuses it); its mounts live in a private mount namespace
 # (unshare -m): nothing is left mounted on this machine.
 #
-# Output under build-debian13/: meson/ (the build).
+# Output under build-debian13/: meson/ (the build), unit-tests.log.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -15,7 +15,7 @@ OUT=${DEBIAN13_OUT:-$SRC/build-debian13}
 CACHE=${DEBIAN13_CACHE:-$SRC/build/debian13-cache}
 SUITE=trixie
 
-# What the build needs, and the unit tests will (prometheus: promtool, which the web config's tests ask).
+# What the build and the unit tests need (prometheus: promtool, which the web config's tests ask).
 PACKAGES="build-essential meson ninja-build pkgconf clang llvm bpftool python3 scdoc git
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev libdpdk-dev libbpf-dev
   libcli11-dev nlohmann-json3-dev libsystemd-dev libexpected-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev
@@ -76,8 +76,15 @@ inroot '
   gcc --version | head -1
   t0=$SECONDS
   [ -e meson/build.ninja ] || meson setup meson tree -Dbuildtype=release -Ddebug=false -Dwerror=true -Dbtf=/out/vmlinux.btf
-  ninja -C meson agent/rxtune datapath/rxtune-dp
-  echo "debian13: rxtune and rxtune-dp built in $((SECONDS - t0)) s"
+  ninja -C meson agent/rxtune datapath/rxtune-dp tests/unit_tests
+  echo "debian13: built in $((SECONDS - t0)) s"
   /out/meson/agent/rxtune --version
+  t0=$SECONDS
+  cd tree
+  RXTUNE_FIXTURES=/out/tree/tests/fixtures/hosts RXTUNE_PROFILES=/out/tree/profiles RXTUNE_SOURCE=/out/tree \
+    /out/meson/tests/unit_tests --reporter compact > /out/unit-tests.log 2>&1 || rc=$?
+  grep -v "^<" /out/unit-tests.log | grep -E "failed|passed|test cases" | tail -8
+  echo "debian13: unit tests in $((SECONDS - t0)) s"
+  [ "${rc:-0}" = 0 ]
 '
 say "done: $OUT/meson"

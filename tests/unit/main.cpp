@@ -1,6 +1,15 @@
+#if __has_include(<catch2/catch_all.hpp>)
+// Catch2 3 (Debian 13): the main is ours to write, the listener's base renamed.
+#include <catch2/catch_all.hpp>
+int main(int argc, char** argv) { return Catch::Session().run(argc, argv); }
+using ListenerBase = Catch::EventListenerBase;
+#else
+// Catch2 2 (Debian 12).
 #define CATCH_CONFIG_MAIN
 #define CATCH_CONFIG_EXTERNAL_INTERFACES
 #include <catch2/catch.hpp>
+using ListenerBase = Catch::TestEventListenerBase;
+#endif
 
 #include <iostream>
 #include <mutex>
@@ -17,8 +26,8 @@ std::vector<std::string>& skips() {
 }
 
 // The run's closing line for the skipped: how many, which and why.
-struct SkipReport : Catch::TestEventListenerBase {
-    using TestEventListenerBase::TestEventListenerBase;
+struct SkipReport : ListenerBase {
+    using ListenerBase::ListenerBase;
     void testRunEnded(const Catch::TestRunStats&) override {
         std::lock_guard<std::mutex> hold(skipsLock);
         std::cout << "skipped: " << skips().size() << " test case(s)" << (skips().empty() ? "" : ":") << "\n";

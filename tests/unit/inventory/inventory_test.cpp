@@ -13,10 +13,12 @@ Result<HostSnapshot> snapshotOf(const std::filesystem::path& root, const std::ve
     return takeSnapshot(fs, nl, only);
 }
 
-const Nic& nicNamed(const HostSnapshot& s, const std::string& name) {
+// (A C string, not a std::string: GCC 14 takes a reference returned from a call given a temporary
+// string for a dangling one, -Wdangling-reference.)
+const Nic& nicNamed(const HostSnapshot& s, const char* name) {
     for (const auto& n : s.nics)
         if (n.name == name) return n;
-    throw std::runtime_error("no nic " + name);
+    throw std::runtime_error(std::string("no nic ") + name);
 }
 
 const SysctlValue& sysctl(const Topology& t, const std::string& key) {
