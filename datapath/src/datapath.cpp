@@ -41,8 +41,9 @@ namespace rxtune::dp {
 namespace {
 
 // virtio-user is DPDK's virtio PMD, which a shared DPDK build (Debian's) loads from its plugin
-// directory at rte_eal_init, from a package of its own (librte-net-virtio23). Without it EAL only
-// says it cannot parse the vdev; asked here first, auto takes the TAP and says why.
+// directory at rte_eal_init, from a package of its own (librte-net-virtioN, N the ABI version that
+// names the directory: pmds-23.0 for DPDK 22.11, pmds-25.0 for 24.11). Without it EAL only says it
+// cannot parse the vdev; asked here first, auto takes the TAP and says why.
 Result<void> probeVirtioPmd() {
 #ifdef RTE_EAL_PMD_PATH
     const std::string dir = RTE_EAL_PMD_PATH;
@@ -50,7 +51,9 @@ Result<void> probeVirtioPmd() {
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(dir, ec))
         if (e.path().filename().string().starts_with("librte_net_virtio.so")) return {};
-    return fail(ENOENT, "check", dir, "DPDK's virtio PMD (librte_net_virtio.so, Debian: librte-net-virtio23) is not installed");
+    const auto at = dir.rfind("pmds-");
+    const std::string abi = at == std::string::npos ? "" : dir.substr(at + 5, dir.find('.', at) - at - 5);
+    return fail(ENOENT, "check", dir, "DPDK's virtio PMD (librte_net_virtio.so, Debian: librte-net-virtio" + abi + ") is not installed");
 #else
     return {};  // a static build: the PMDs are linked in
 #endif

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <tuple>
 
 #include <yaml-cpp/yaml.h>
 
@@ -74,13 +75,30 @@ std::string pathOf(const YAML::Node& n, const std::string& key, const std::strin
 void parseTls(const YAML::Node& t, const std::string& file, WebConfig& c) {
     const std::string p = "tls_server_config";
     if (t.IsNull()) return;
-    yamlcfg::requireKeys(t, p, {"cert_file", "key_file", "client_auth_type", "client_ca_file", "client_allowed_sans", "cipher_suites",
-                                "curve_preferences", "min_version", "max_version", "prefer_server_cipher_suites"});
+    yamlcfg::requireKeys(t, p, {"cert_file", "cert", "key_file", "key", "client_auth_type", "client_ca_file", "client_ca",
+                                "client_allowed_sans", "cipher_suites", "curve_preferences", "min_version", "max_version",
+                                "prefer_server_cipher_suites"});
     TlsServerConfig tls;
     bool clientAuthGiven = false;
     if (auto n = t["cert_file"]) tls.certFile = pathOf(n, p + ".cert_file", file);
     if (auto n = t["key_file"]) tls.keyFile = pathOf(n, p + ".key_file", file);
     if (auto n = t["client_ca_file"]) tls.clientCaFile = pathOf(n, p + ".client_ca_file", file);
+    // Inline PEM (exporter-toolkit 0.10+): where the file is given too, the file is read, as there.
+    for (auto [key, fileKey, pem, path] : {std::tuple{"cert", "cert_file", &tls.certPem, &tls.certFile},
+                                           {"key", "key_file", &tls.keyPem, &tls.keyFile},
+                                           {"client_ca", "client_ca_file", &tls.clientCaPem, &tls.clientCaFile}}) {
+        auto n = t[key];
+        if (!n) continue;
+        std::string v = scalar(n, p + "." + key);
+        if (v.empty()) continue;
+        if (!path->empty()) {
+            const YAML::Mark m = n.Mark();
+            c.warnings.push_back(file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": " + p + "." + key +
+                                 ": not used: " + fileKey + " is given too, and the file is what is read");
+            continue;
+        }
+        *pem = std::move(v);
+    }
     if (auto n = t["client_auth_type"]) {
         // "" is NoClientCert, as in exporter-toolkit.
         clientAuthGiven = !scalar(n, p + ".client_auth_type").empty();
@@ -93,8 +111,17 @@ void parseTls(const YAML::Node& t, const std::string& file, WebConfig& c) {
         tls.cipherSuites = strings(n, p + ".cipher_suites");
         for (std::size_t i = 0; i < tls.cipherSuites.size(); ++i) {
             const auto& known = knownCipherSuites();
-            if (std::find(known.begin(), known.end(), tls.cipherSuites[i]) == known.end())
-                bad(n[i], p + ".cipher_suites", "unknown cipher suite '" + tls.cipherSuites[i] + "' (Go's crypto/tls names, such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
+            if (std::find(known.begin(), known.end(), tls.cipherSuites[i]) != known.end()) continue;
+            // Go's InsecureCipherSuites(): the RSA key exchange ones were in its secure list before Go 1.22.
+            static constexpr std::string_view kInsecure[] = {
+                "TLS_RSA_WITH_RC4_128_SHA", "TLS_RSA_WITH_3DES_EDE_CBC_SHA", "TLS_RSA_WITH_AES_128_CBC_SHA",
+                "TLS_RSA_WITH_AES_256_CBC_SHA", "TLS_RSA_WITH_AES_128_CBC_SHA256", "TLS_RSA_WITH_AES_128_GCM_SHA256",
+                "TLS_RSA_WITH_AES_256_GCM_SHA384", "TLS_ECDHE_ECDSA_WITH_RC4_128_SHA", "TLS_ECDHE_RSA_WITH_RC4_128_SHA",
+                "TLS_ECDHE_RSA_WITH_3DES_EDE_CBC_SHA", "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256"};
+            if (std::find(std::begin(kInsecure), std::end(kInsecure), tls.cipherSuites[i]) != std::end(kInsecure))
+                bad(n[i], p + ".cipher_suites", "'" + tls.cipherSuites[i] + "' is not offered: Go lists it as insecure, and exporter-toolkit "
+                                                "built with Go 1.22 or later (Debian 13's) refuses it");
+            bad(n[i], p + ".cipher_suites", "unknown cipher suite '" + tls.cipherSuites[i] + "' (Go's crypto/tls names, such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256)");
         }
     }
     if (auto n = t["curve_preferences"]) {
@@ -106,26 +133,27 @@ void parseTls(const YAML::Node& t, const std::string& file, WebConfig& c) {
     if (auto n = t["client_allowed_sans"]) tls.clientAllowedSans = strings(n, p + ".client_allowed_sans");
 
     // TLS is on when any of its keys is given; then it needs a certificate and its key.
-    if (tls.certFile.empty() && tls.keyFile.empty() && tls.clientCaFile.empty() && !clientAuthGiven) {
+    if (!tls.hasCert() && !tls.hasKey() && !tls.hasClientCa() && !clientAuthGiven) {
         if (!tls.clientAllowedSans.empty()) bad(t["client_allowed_sans"], p + ".client_allowed_sans", "needs TLS with client certificates (cert_file, key_file, client_auth_type)");
         return;
     }
-    if (tls.certFile.empty()) bad(t, p + ".cert_file", "TLS needs a certificate: cert_file is missing or empty");
-    if (tls.keyFile.empty()) bad(t, p + ".key_file", "TLS needs the certificate's key: key_file is missing or empty");
+    if (!tls.hasCert()) bad(t, p + ".cert_file", "TLS needs a certificate: cert_file (or cert, inline) is missing or empty");
+    if (!tls.hasKey()) bad(t, p + ".key_file", "TLS needs the certificate's key: key_file (or key, inline) is missing or empty");
     if (tls.minVersion > tls.maxVersion)
         bad(t["min_version"], p + ".min_version", std::string("is above max_version (") + toString(tls.maxVersion) + ")");
-    if (!tls.clientCaFile.empty() && tls.clientAuth == ClientAuth::kNoClientCert)
-        bad(t["client_ca_file"], p + ".client_ca_file", "a client CA is given but client_auth_type asks for no client certificate");
+    const char* caKey = tls.clientCaFile.empty() && !tls.clientCaPem.empty() ? "client_ca" : "client_ca_file";
+    if (tls.hasClientCa() && tls.clientAuth == ClientAuth::kNoClientCert)
+        bad(t[caKey], p + "." + caKey, "a client CA is given but client_auth_type asks for no client certificate");
     // Where exporter-toolkit would verify client certificates against no CA at all (every
     // certificate refused), the file is refused instead.
-    if (tls.verifiesClients() && tls.clientCaFile.empty())
-        bad(t["client_auth_type"], p + ".client_auth_type", std::string(toString(tls.clientAuth)) + " verifies client certificates: client_ca_file is required");
+    if (tls.verifiesClients() && !tls.hasClientCa())
+        bad(t["client_auth_type"], p + ".client_auth_type", std::string(toString(tls.clientAuth)) + " verifies client certificates: client_ca_file is required (or client_ca, inline)");
     if (!tls.clientAllowedSans.empty() && tls.clientAuth != ClientAuth::kRequireAnyClientCert &&
         tls.clientAuth != ClientAuth::kRequireAndVerifyClientCert)
         bad(t["client_allowed_sans"], p + ".client_allowed_sans", "needs client_auth_type RequireAnyClientCert or RequireAndVerifyClientCert");
     // As exporter-toolkit, taken; but no CA checks the certificate, so anyone can make one that
     // names an allowed SAN.
-    if (!tls.clientAllowedSans.empty() && tls.clientAuth == ClientAuth::kRequireAnyClientCert && tls.clientCaFile.empty()) {
+    if (!tls.clientAllowedSans.empty() && tls.clientAuth == ClientAuth::kRequireAnyClientCert && !tls.hasClientCa()) {
         const YAML::Mark m = t["client_allowed_sans"].Mark();
         c.warnings.push_back(file + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1) + ": " + p +
                              ".client_allowed_sans: with RequireAnyClientCert and no client_ca_file no certificate is verified, so "
@@ -196,8 +224,7 @@ const char* toString(TlsVersion v) {
 
 const std::vector<std::string_view>& knownCipherSuites() {
     static const std::vector<std::string_view> names = {
-        "TLS_RSA_WITH_AES_128_CBC_SHA", "TLS_RSA_WITH_AES_256_CBC_SHA", "TLS_RSA_WITH_AES_128_GCM_SHA256",
-        "TLS_RSA_WITH_AES_256_GCM_SHA384", "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256",
+        "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256",
         "TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA",
         "TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
         "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",

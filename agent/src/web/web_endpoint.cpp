@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ctime>
 #include <set>
+#include <tuple>
 
 #include "core/digest.hpp"
 #include "sys/files.hpp"
@@ -74,15 +75,26 @@ Result<std::string> readNamed(const std::string& file, const char* key, const st
     return *r;
 }
 
+// Where a PEM came from, for an error: the key and the file, or the inline key.
+struct PemSource {
+    std::string key, what;
+};
+PemSource sourceOf(const char* fileKey, const char* inlineKey, const std::string& path) {
+    if (!path.empty()) return {fileKey, path};
+    return {inlineKey, "(inline)"};
+}
+
 // The certificate and its key as GnuTLS will serve them: they match, and the certificate is valid now.
 Result<long long> checkPair(const std::string& file, const TlsServerConfig& cfg, const WebTls& tls) {
     const std::string where = file + ": tls_server_config.";
+    const PemSource c = sourceOf("cert_file", "cert", cfg.certFile), k = sourceOf("key_file", "key", cfg.keyFile),
+                    caSrc = sourceOf("client_ca_file", "client_ca", cfg.clientCaFile);
     Credentials cred;
     gnutls_datum_t cert = datum(tls.certPem), key = datum(tls.keyPem);
     if (int rc = gnutls_certificate_set_x509_key_mem(cred.c, &cert, &key, GNUTLS_X509_FMT_PEM); rc < 0) {
         if (rc == GNUTLS_E_CERTIFICATE_KEY_MISMATCH)
-            return fail(0, where + "key_file", cfg.keyFile, "is not the key of cert_file " + cfg.certFile);
-        return fail(0, where + "cert_file", cfg.certFile + " and " + cfg.keyFile,
+            return fail(0, where + k.key, k.what, "is not the key of " + c.key + " " + c.what);
+        return fail(0, where + c.key, c.what + " and " + k.key + " " + k.what,
                     std::string("not a PEM certificate and its PEM key: ") + gnutls_strerror(rc));
     }
     gnutls_x509_crt_t crt = nullptr;
@@ -91,14 +103,14 @@ Result<long long> checkPair(const std::string& file, const TlsServerConfig& cfg,
     const long long notBefore = rc < 0 ? 0 : gnutls_x509_crt_get_activation_time(crt);
     const long long notAfter = rc < 0 ? 0 : gnutls_x509_crt_get_expiration_time(crt);
     gnutls_x509_crt_deinit(crt);
-    if (rc < 0) return fail(0, where + "cert_file", cfg.certFile, std::string("not a PEM certificate: ") + gnutls_strerror(rc));
+    if (rc < 0) return fail(0, where + c.key, c.what, std::string("not a PEM certificate: ") + gnutls_strerror(rc));
     const long long now = static_cast<long long>(std::time(nullptr));
-    if (notAfter <= now) return fail(0, where + "cert_file", cfg.certFile, "the certificate expired at " + utc(notAfter));
-    if (notBefore > now) return fail(0, where + "cert_file", cfg.certFile, "the certificate is not valid before " + utc(notBefore));
+    if (notAfter <= now) return fail(0, where + c.key, c.what, "the certificate expired at " + utc(notAfter));
+    if (notBefore > now) return fail(0, where + c.key, c.what, "the certificate is not valid before " + utc(notBefore));
     if (!tls.clientCaPem.empty()) {
         gnutls_datum_t ca = datum(tls.clientCaPem);
         if (gnutls_certificate_set_x509_trust_mem(cred.c, &ca, GNUTLS_X509_FMT_PEM) <= 0)
-            return fail(0, where + "client_ca_file", cfg.clientCaFile, "holds no PEM certificate");
+            return fail(0, where + caSrc.key, caSrc.what, "holds no PEM certificate");
     }
     return notAfter;
 }
@@ -189,16 +201,17 @@ Result<std::shared_ptr<const WebEndpoint>> prepareWebEndpoint(const WebConfig& c
     if (cfg.tls) {
         const TlsServerConfig& t = *cfg.tls;
         auto tls = std::make_unique<WebTls>();
-        auto cert = readNamed(cfg.file, "cert_file", t.certFile);
-        if (!cert) return failWith(cert.error());
-        auto key = readNamed(cfg.file, "key_file", t.keyFile);
-        if (!key) return failWith(key.error());
-        tls->certPem = std::move(*cert);
-        tls->keyPem = std::move(*key);
-        if (!t.clientCaFile.empty()) {
-            auto ca = readNamed(cfg.file, "client_ca_file", t.clientCaFile);
-            if (!ca) return failWith(ca.error());
-            tls->clientCaPem = std::move(*ca);
+        // A file where given (read now, and again on every change), else the inline PEM.
+        for (auto [key, path, inlinePem, out] : {std::tuple{"cert_file", &t.certFile, &t.certPem, &tls->certPem},
+                                                 {"key_file", &t.keyFile, &t.keyPem, &tls->keyPem},
+                                                 {"client_ca_file", &t.clientCaFile, &t.clientCaPem, &tls->clientCaPem}}) {
+            if (path->empty()) {
+                *out = *inlinePem;
+                continue;
+            }
+            auto pem = readNamed(cfg.file, key, *path);
+            if (!pem) return failWith(pem.error());
+            *out = std::move(*pem);
         }
         auto notAfter = checkPair(cfg.file, t, *tls);
         if (!notAfter) return failWith(notAfter.error());
