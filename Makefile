@@ -23,7 +23,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 debian13 clean
 
 all: build
 
@@ -137,6 +137,14 @@ vm-test-irqpin: build
 # (packaging/cross/arm64.sh; output in build-arm64/).
 cross-arm64: deps
 	packaging/cross/arm64.sh
+
+# Debian 13 (trixie): the release build and the ASan/UBSan unit tests in a trixie root, the amd64
+# .debs installed with apt on a plain trixie root (packaging/debian13/build.sh, output in
+# build-debian13/), then the arm64 build, unit tests and .debs in a trixie multiarch root (output
+# in build-arm64-trixie/).
+debian13: deps
+	packaging/debian13/build.sh
+	CROSS_SUITE=trixie packaging/cross/arm64.sh
 
 # The arm64 booted lab (docs/ARM64.md): those .debs installed on Debian 12 arm64 with systemd as
 # PID 1 under qemu-system-aarch64 (virt, TCG), the vCPUs given two capacities by the device tree;

@@ -78,8 +78,9 @@ stage "lab smoke"            env BUILD="$BUILD" python3 bench/lab.py --smoke
 stage "staged install"       tests/package/staged_install.sh "$BUILD"
 stage "package"              tests/package/test_package.sh
 stage "irqbalance (real binary)" tests/package/irqbalance_real.sh "$BUILD"
-# Debian 12's own kernel (6.1) booted under QEMU with virtio-net and e1000e (docs/VM.md).
-stage "guest: Debian 12 kernel" python3 tests/vm/debian12_kernel.py "$BUILD"
+# The oldest kernel users run (Debian 11's 5.10), Debian 12's own (6.1) and the newest (trixie-
+# backports' 7.3) booted under QEMU with virtio-net and e1000e, and as a microVM (docs/VM.md).
+stage "guest: kernels 5.10, 6.1, 7.3" python3 tests/vm/debian12_kernel.py "$BUILD" --kernels 5.10,6.1,7.3
 stage "image"                tests/package/test_image.sh
 while read -r target corpus; do
   case "$target" in ""|\#*) continue ;; esac

@@ -3,7 +3,7 @@
 # cross toolchain and the :arm64 libraries, the unit tests run under qemu-aarch64-static, and the
 # arm64 .debs built (dpkg-buildpackage -a arm64) and checked with lintian.
 #
-# All of it runs in a root of its own (an mmdebstrap chroot of bookworm with amd64 and arm64),
+# All of it runs in a root of its own (an mmdebstrap chroot of bookworm, or CROSS_SUITE, with amd64 and arm64),
 # never against this machine's own -dev packages: libyaml-cpp-dev and libexpected-dev are not
 # Multi-Arch: same, so their amd64 and arm64 packages cannot be installed side by side. The root
 # is cached by content under build/cross-cache/ (a second run reuses it). The mounts it needs live
@@ -17,22 +17,37 @@
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=${CROSS_OUT:-$SRC/build-arm64}
-CACHE=${CROSS_CACHE:-$SRC/build/cross-cache}
-SUITE=bookworm
+# shellcheck source=../lib/buildroot.sh
+. "$SRC/packaging/lib/buildroot.sh"
+# CROSS_SUITE=trixie: the same for Debian 13 (make debian13), in build-arm64-trixie/.
+SUITE=${CROSS_SUITE:-bookworm}
+if [ "$SUITE" = bookworm ]; then
+  OUT=${CROSS_OUT:-$SRC/build-arm64}
+  CACHE=${CROSS_CACHE:-$SRC/build/cross-cache}
+else
+  OUT=${CROSS_OUT:-$SRC/build-arm64-$SUITE}
+  CACHE=${CROSS_CACHE:-$SRC/build/cross-cache-$SUITE}
+fi
 
 # Native tools (amd64) and the libraries rxtune links (arm64). catch2, CLI11, nlohmann-json and
 # expected are header-only (catch2: Multi-Arch foreign; the others Architecture: all). prometheus
-# for promtool, which the web config's unit tests ask (they run in this root).
+# for promtool, which the web config's unit tests ask (they run in this root). From Debian 13 on,
+# systemd's pkg-config file (its unit directory) is in systemd-dev.
 NATIVE="build-essential crossbuild-essential-arm64 meson ninja-build pkgconf clang llvm bpftool python3 scdoc
   debhelper dpkg-dev fakeroot lintian qemu-user-static bash-completion catch2 libcli11-dev nlohmann-json3-dev
   libexpected-dev systemd file prometheus"
+if [ "$SUITE" != bookworm ]; then NATIVE="$NATIVE systemd-dev"; fi
 ARM64="libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev prometheus-cpp-dev libdpdk-dev libbpf-dev
   libsystemd-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev libelf-dev zlib1g-dev pkgconf"
 
 say() { printf 'cross-arm64: %s\n' "$*"; }
 
+# bookworm: this machine's apt sources (the suite it runs); another suite: Debian's mirror for it.
 sources() {
+  if [ "$SUITE" != bookworm ]; then
+    echo "http://deb.debian.org/debian"
+    return
+  fi
   for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
     if [ -s "$f" ]; then echo "$f"; fi
   done
@@ -45,63 +60,25 @@ packages() {
   echo "${out#,}"
 }
 
-# Runs a bash script inside the root, the source tree's copy at /out/tree, $OUT at /out.
-inroot() {
-  ROOT=$ROOT OUT=$OUT unshare --mount --propagation private bash -euo pipefail -c '
-    mkdir -p "$ROOT/out"
-    mount --bind "$OUT" "$ROOT/out"
-    mount -t proc proc "$ROOT/proc"
-    mount --bind /dev "$ROOT/dev"
-    exec chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
-      DEBIAN_FRONTEND=noninteractive NPROC="$(nproc)" bash -euo pipefail -c "$1"' inroot "$1"
-}
-
 # The root's key: what goes into it (RECIPE: bumped when the mmdebstrap call below changes).
 RECIPE=1
 key=$(printf '%s\n' "$SUITE" "$NATIVE" "$ARM64" "$RECIPE" | sha256sum | cut -c1-16)
-ROOT=$CACHE/root-$key
-if [ ! -e "$ROOT/.done" ]; then
-  rm -rf "$CACHE"/root-*
-  mkdir -p "$CACHE"
-  say "building the build root ($ROOT), once per content"
-  t0=$SECONDS
-  # Debian's arm64 kernel package is fetched, not installed (its initramfs hook would run arm64
-  # tools): only its image is read, for its BTF.
-  # shellcheck disable=SC2046
-  mmdebstrap --quiet --variant=apt --architectures=amd64,arm64 --include="$(packages)" \
-    --customize-hook='chroot "$1" sh -c "mkdir -p /opt/kernel && cd /opt/kernel && apt-get download \$(apt-cache depends linux-image-arm64:arm64 | sed -n \"s/.*Depends: \(linux-image-[0-9][^ :]*\).*/\1/p\" | head -1):arm64"' \
-    --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb' \
-    "$SUITE" "$ROOT" $(sources)
-  touch "$ROOT/.done"
-  say "build root ready in $((SECONDS - t0)) s"
-fi
+# Debian's arm64 kernel package is fetched, not installed (its initramfs hook would run arm64
+# tools): only its image is read, for its BTF.
+buildroot_ensure "$CACHE" "$key" "$SUITE" "$(sources | tr '\n' ' ')" \
+  --variant=apt --architectures=amd64,arm64 --include="$(packages)" \
+  --customize-hook='chroot "$1" sh -c "mkdir -p /opt/kernel && cd /opt/kernel && apt-get download \$(apt-cache depends linux-image-arm64:arm64 | sed -n \"s/.*Depends: \(linux-image-[0-9][^ :]*\).*/\1/p\" | head -1):arm64"' \
+  --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb'
 
-# The tree as git has it (committed and untracked, not ignored). A file is copied only where its
-# content differs from the last run's copy (which then gets a new time), and what is gone is
-# removed: so a second run rebuilds exactly what changed.
-mkdir -p "$OUT/tree"
-(cd "$SRC" && git ls-files -z --cached --others --exclude-standard) | python3 -c '
-import filecmp, os, shutil, sys
-src, dst = sys.argv[1], sys.argv[2]
-want = set(p for p in sys.stdin.buffer.read().decode().split("\0") if p and os.path.isfile(os.path.join(src, p)))
-for p in want:
-    s, d = os.path.join(src, p), os.path.join(dst, p)
-    if not os.path.isfile(d) or not filecmp.cmp(s, d, shallow=False):
-        os.makedirs(os.path.dirname(d), exist_ok=True)
-        shutil.copy2(s, d)
-        os.utime(d)
-for root, dirs, files in os.walk(dst):
-    for f in files:
-        rel = os.path.relpath(os.path.join(root, f), dst)
-        if rel not in want:
-            os.unlink(os.path.join(root, f))
-' "$SRC" "$OUT/tree"
+buildroot_copy_tree "$SRC" "$OUT/tree"
 
 inroot '
   cd /out
   deb=$(ls /opt/kernel/linux-image-*_arm64.deb | head -1)
   rm -rf kernel && mkdir kernel && dpkg-deb -x "$deb" kernel
-  python3 tree/packaging/cross/btf_from_image.py "$(ls kernel/boot/vmlinuz-* | head -1)" /out/vmlinux-arm64.btf
+  # /boot/vmlinuz-VERSION up to Debian 12'"'"'s kernels, /usr/lib/modules/VERSION/vmlinuz from 6.12.117 on.
+  image=$(ls kernel/boot/vmlinuz-* kernel/usr/lib/modules/*/vmlinuz 2>/dev/null | head -1)
+  python3 tree/packaging/cross/btf_from_image.py "$image" /out/vmlinux-arm64.btf
   t0=$SECONDS
   [ -e meson/build.ninja ] || meson setup meson tree --cross-file tree/packaging/cross/aarch64-linux-gnu.ini \
     -Dbuildtype=release -Ddebug=false -Dwerror=true -Dbtf=/out/vmlinux-arm64.btf

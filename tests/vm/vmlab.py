@@ -22,6 +22,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import io
+import lzma
 import os
 import re
 import shutil
@@ -64,34 +65,47 @@ def run(cmd, **kw) -> subprocess.CompletedProcess:
 class Kernel:
     package: str  # linux-image-6.1.0-57-amd64
     version: str  # 6.1.0-57-amd64 (the modules directory's name)
-    root: Path  # the package unpacked
+    root: Path  # the package(s) unpacked
 
     @property
     def vmlinuz(self) -> Path:
-        return self.root / "boot" / f"vmlinuz-{self.version}"
+        # /boot/vmlinuz-VERSION up to Debian 12's kernels; /usr/lib/modules/VERSION/vmlinuz from
+        # Debian 13's 6.12.117 on (and trixie-backports' 7.3).
+        old = self.root / "boot" / f"vmlinuz-{self.version}"
+        return old if old.exists() else self.root / "usr" / "lib" / "modules" / self.version / "vmlinuz"
 
     @property
     def modules(self) -> Path:
-        return self.root / "lib" / "modules" / self.version
+        old = self.root / "lib" / "modules" / self.version
+        return old if old.exists() else self.root / "usr" / "lib" / "modules" / self.version
+
+    def module_bytes(self, rel: str) -> bytes:
+        """A module as insmod takes it: Debian 13's kernels ship them xz-compressed (.ko.xz), which
+        busybox's insmod does not read; rel names the uncompressed .ko."""
+        plain = self.modules / rel
+        if plain.exists():
+            return plain.read_bytes()
+        return lzma.decompress((self.modules / (rel + ".xz")).read_bytes())
 
     def module_order(self, names: list[str]) -> list[str]:
-        """The .ko files (relative to the modules dir) to insmod for names, dependencies first.
+        """The .ko files (relative to the modules dir, without .xz) to insmod for names, dependencies first.
 
         From each module's own .modinfo (depends=): the package ships no modules.dep (depmod
         makes it when the package is installed)."""
-        by_name: dict[str, Path] = {}
-        for ko in self.modules.rglob("*.ko"):
-            by_name[ko.name[:-3].replace("-", "_")] = ko
+        by_name: dict[str, str] = {}
+        for ko in self.modules.rglob("*.ko*"):
+            if ko.name.endswith(".ko") or ko.name.endswith(".ko.xz"):
+                rel = str(ko.relative_to(self.modules)).removesuffix(".xz")
+                by_name[ko.name.split(".ko")[0].replace("-", "_")] = rel
         order: list[str] = []
 
         def visit(name: str) -> None:
-            ko = by_name.get(name.replace("-", "_"))
-            if ko is None:
+            rel = by_name.get(name.replace("-", "_"))
+            if rel is None:
                 return  # built into this kernel
-            rel = str(ko.relative_to(self.modules))
             if rel in order:
                 return
-            m = re.search(rb"(?:^|\0)depends=([^\0]*)", ko.read_bytes())
+            m = re.search(rb"(?:^|\0)depends=([^\0]*)", self.module_bytes(rel))
             for dep in (m.group(1).decode().split(",") if m else []):
                 if dep:
                     visit(dep)
@@ -102,32 +116,68 @@ class Kernel:
         return order
 
 
-def debian_kernel(meta_package: str, cache: Path) -> Kernel:
-    """Debian's kernel behind a metapackage (linux-image-amd64: Debian 12's 6.1), unpacked once.
+# The suites a kernel can come from beside the host's own (bookworm): Debian 11's 5.10, Debian 13's
+# 6.12 and trixie-backports' 7.3. Their package lists live in the cache, apart from the host's apt.
+KERNEL_SUITES = {"bullseye": "deb http://deb.debian.org/debian bullseye main",
+                 "trixie": "deb http://deb.debian.org/debian trixie main",
+                 "trixie-backports": "deb http://deb.debian.org/debian trixie-backports main"}
 
-    The package file is fetched with the host's own apt sources; it is the cache key (its name
-    carries the version), so a new kernel upload is fetched anew and an old one reused."""
+
+def apt_for(suite: str | None, cache: Path) -> list[str]:
+    """apt-get/apt-cache options that read suite's lists (fetched into the cache at most daily);
+    [] for the host's own sources."""
+    if suite is None:
+        return []
+    if suite not in KERNEL_SUITES:
+        raise LabError(f"kernel suite {suite}: the lab knows {', '.join(KERNEL_SUITES)}")
+    d = cache / f"apt-{suite}"
+    (d / "lists" / "partial").mkdir(parents=True, exist_ok=True)
+    (d / "sources.list").write_text(KERNEL_SUITES[suite] + "\n")
+    opts = ["-o", f"Dir::Etc::SourceList={d / 'sources.list'}", "-o", "Dir::Etc::SourceParts=/dev/null",
+            "-o", f"Dir::State::Lists={d / 'lists'}", "-o", f"Dir::Cache={d / 'cache'}"]
+    stamp = d / "updated"
+    if not stamp.exists() or time.time() - stamp.stat().st_mtime > 86400:
+        run(["apt-get", *opts, "update", "-qq"])
+        stamp.touch()
+    return opts
+
+
+def debian_kernel(meta_package: str, cache: Path, suite: str | None = None) -> Kernel:
+    """Debian's kernel behind a metapackage (linux-image-amd64: Debian 12's 6.1; with suite, that
+    suite's), unpacked once.
+
+    The package file is fetched with the host's own apt sources (or suite's); it is the cache key
+    (its name carries the version), so a new kernel upload is fetched anew and an old one reused.
+    trixie-backports' 7.3 splits the image package into linux-binary-VERSION (the image) and
+    linux-modules-VERSION: all three are unpacked together."""
     cache.mkdir(parents=True, exist_ok=True)
-    dep = run(["apt-cache", "depends", meta_package]).stdout
+    apt = apt_for(suite, cache)
+    dep = run(["apt-cache", *apt, "depends", meta_package]).stdout
     m = re.search(r"Depends: (linux-image-[0-9][^\s]*)", dep)
     if not m:
         raise LabError(f"{meta_package}: no linux-image package in apt-cache depends (run apt-get update?)")
     package = m.group(1)
     version = package.removeprefix("linux-image-")
+    parts = [package] + re.findall(rf"Depends: (linux-(?:binary|modules)-{re.escape(version)})\b",
+                                   run(["apt-cache", *apt, "depends", package]).stdout)
     root = cache / package
-    if not (root / "boot" / f"vmlinuz-{version}").exists():
-        debs = list(cache.glob(f"{package}_*.deb"))
-        if not debs:
-            run(["apt-get", "download", package], cwd=cache)
-            debs = list(cache.glob(f"{package}_*.deb"))
-        if not debs:
-            raise LabError(f"apt-get download {package} left no package in {cache}")
+    k = Kernel(package, version, root)
+    if not k.vmlinuz.exists():
         tmp = Path(tempfile.mkdtemp(dir=cache))
-        run(["dpkg-deb", "-x", str(debs[0]), str(tmp)])
+        for part in parts:
+            debs = list(cache.glob(f"{part}_*.deb"))
+            if not debs:
+                run(["apt-get", *apt, "download", part], cwd=cache)
+                debs = list(cache.glob(f"{part}_*.deb"))
+            if not debs:
+                raise LabError(f"apt-get download {part} left no package in {cache}")
+            run(["dpkg-deb", "-x", str(debs[0]), str(tmp)])
         if root.exists():
             shutil.rmtree(root)
         tmp.rename(root)
-    return Kernel(package, version, root)
+    if not k.vmlinuz.exists():
+        raise LabError(f"{package}: no vmlinuz under boot/ or usr/lib/modules/{version}/ in {', '.join(parts)}")
+    return k
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,7 +420,7 @@ class Guest:
             fs.file("etc/lab/results-virtio", "")
         mods = self.kernel.module_order(base + [NIC_DRIVERS[n] for n in self.nics] + self.extra_modules)
         for m in mods:
-            fs.copy(self.kernel.modules / m, f"lib/modules/{m}", 0o644)
+            fs.file(f"lib/modules/{m}", self.kernel.module_bytes(m), 0o644)
         fs.file("etc/lab/modules", "\n".join(mods) + "\n")
         for guest, host in self.binaries.items():
             fs.binary(host, guest)
