@@ -23,7 +23,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 debian13 clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 debian13 vm-test-debian13 clean
 
 all: build
 
@@ -145,6 +145,14 @@ cross-arm64: deps
 debian13: deps
 	packaging/debian13/build.sh
 	CROSS_SUITE=trixie packaging/cross/arm64.sh
+
+# The booted lab on Debian 13 (docs/VM.md): the trixie .deb (packaging/debian13/build.sh, amd64)
+# installed on a trixie system (systemd 257, trixie's irqbalance) with its 6.12 and
+# trixie-backports' 7.3, the same scenario as the Debian 12 guests.
+vm-test-debian13: build
+	packaging/debian13/build.sh
+	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-debian13/debs/rxtune_*_amd64.deb)" --suite trixie \
+	  --json $(BUILD)/vm-matrix-debian13.json
 
 # The arm64 booted lab (docs/ARM64.md): those .debs installed on Debian 12 arm64 with systemd as
 # PID 1 under qemu-system-aarch64 (virt, TCG), the vCPUs given two capacities by the device tree;

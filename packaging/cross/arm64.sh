@@ -77,7 +77,8 @@ inroot '
   deb=$(ls /opt/kernel/linux-image-*_arm64.deb | head -1)
   rm -rf kernel && mkdir kernel && dpkg-deb -x "$deb" kernel
   # /boot/vmlinuz-VERSION up to Debian 12'"'"'s kernels, /usr/lib/modules/VERSION/vmlinuz from 6.12.117 on.
-  image=$(ls kernel/boot/vmlinuz-* kernel/usr/lib/modules/*/vmlinuz 2>/dev/null | head -1)
+  image=$(find kernel/boot kernel/usr/lib/modules -name "vmlinuz*" -type f 2>/dev/null | sort | head -1 || true)
+  [ -n "$image" ] || { echo "cross-arm64: no vmlinuz in $deb"; exit 1; }
   python3 tree/packaging/cross/btf_from_image.py "$image" /out/vmlinux-arm64.btf
   t0=$SECONDS
   [ -e meson/build.ninja ] || meson setup meson tree --cross-file tree/packaging/cross/aarch64-linux-gnu.ini \

@@ -4,6 +4,10 @@
 # of trixie, amd64), never against this machine's Debian 12 -dev packages:
 #   1. the release build (rxtune, rxtune-dp, the BPF objects) with warnings as errors;
 #   2. the unit tests under ASan/UBSan, with warnings as errors, run there (promtool: trixie's);
+#      then the integration tests that make test runs with the ASan/UBSan rxtune (detect, apply and
+#      revert, the daemon with its endpoint and a real Prometheus, NAPI, status, XDP, coalescing),
+#      against this machine's kernel in network namespaces of their own, with trixie's iproute2,
+#      ethtool, curl and Prometheus;
 #   3. the amd64 .debs (dpkg-buildpackage; their DPDK PMD dependencies computed by
 #      debian/pmd-depends), checked with lintian;
 #   4. those .debs installed with apt on a plain Debian 13 root (mmdebstrap's apt variant, a fresh
@@ -12,7 +16,7 @@
 # both). The roots are cached by content under build/debian13-cache/; the mounts live in a private
 # mount namespace (unshare -m): nothing is left mounted on this machine.
 #
-# Output under build-debian13/: meson/ and asan/ (the builds), unit-tests.log, debs/ (the .debs,
+# Output under build-debian13/: meson/ and asan/ (the builds), unit-tests.log, integration.log, debs/ (the .debs,
 # the build log, lintian's report), install.log.
 set -euo pipefail
 
@@ -29,7 +33,8 @@ MIRROR=http://deb.debian.org/debian
 PACKAGES="build-essential meson ninja-build pkgconf clang llvm bpftool python3 scdoc git
   libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev libdpdk-dev libbpf-dev
   libcli11-dev nlohmann-json3-dev libsystemd-dev libexpected-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev
-  libelf-dev zlib1g-dev prometheus debhelper dpkg-dev fakeroot lintian bash-completion systemd systemd-dev file"
+  libelf-dev zlib1g-dev prometheus debhelper dpkg-dev fakeroot lintian bash-completion systemd systemd-dev file
+  iproute2 ethtool curl procps kmod openssl util-linux"
 
 say() { printf 'debian13: %s\n' "$*"; }
 
@@ -73,6 +78,25 @@ ROOT=$BUILDROOT inroot '
   grep -v "^<" /out/unit-tests.log | grep -E "failed|passed|test cases|Sanitizer|runtime error" | tail -8
   echo "debian13: unit tests (ASan/UBSan) in $((SECONDS - t0)) s"
   [ "${rc:-0}" = 0 ]
+'
+# The integration tests: a private mount namespace gives the root its own /sys (rw: the tests
+# steer their own veths), /run (ip netns keeps its namespaces there) and bpffs; nothing outside
+# the tests' own namespaces and devices is changed (the same tests as make test's).
+ROOT=$BUILDROOT inroot '
+  mount -t sysfs sysfs /sys
+  mount -t tmpfs tmpfs /run
+  mount -t bpf bpf /sys/fs/bpf
+  mount -t tmpfs tmpfs /tmp
+  t0=$SECONDS
+  cd /out
+  RXTUNE_BIN_ASAN=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
+    meson test -C asan integration --print-errorlogs \
+    --test-args "[detect],[tune]~[crash],[daemon],[napi]~[auto],[status],[xdp],[coalesce]" > /out/integration.log 2>&1 || rc=$?
+  grep -E "test cases|assertions|failed|Ok:|Fail:" /out/integration.log | tail -6
+  echo "debian13: integration tests (ASan/UBSan rxtune) in $((SECONDS - t0)) s"
+  [ "${rc:-0}" = 0 ]
+'
+ROOT=$BUILDROOT inroot '
   # The packages, as Debian builds them (tests off: they ran above).
   t0=$SECONDS
   rm -rf /out/debsrc /out/debs && mkdir -p /out/debs
@@ -104,7 +128,7 @@ ROOT=$PLAINROOT inroot '
   rxtune detect | head -20
   rxtune-dp --help | head -1
   # Every library it links, and the PMDs it loads by name, resolved on this plain system.
-  ! ldd /usr/bin/rxtune-dp | grep "not found"
+  if ldd /usr/bin/rxtune-dp | grep "not found"; then exit 1; fi
   ls "$(dirname "$(ls -d /usr/lib/x86_64-linux-gnu/dpdk/pmds-*/librte_net_tap.so* | head -1)")" | grep -E "librte_(net_tap|net_af_packet|net_virtio|mempool_ring)\.so" | tr "\n" " "; echo
 '
 say "done: $OUT/meson, $OUT/debs (amd64)"

@@ -15,10 +15,12 @@ using namespace rxtune::itest;
 
 namespace {
 
-const json& findIface(const json& doc, const std::string& name) {
+// (A C string, not a std::string: GCC 14 takes a reference returned from a call given a temporary
+// string for a dangling one, -Wdangling-reference.)
+const json& findIface(const json& doc, const char* name) {
     for (const auto& i : doc["interfaces"])
         if (i["name"] == name) return i;
-    throw std::runtime_error("detect did not report " + name);
+    throw std::runtime_error(std::string("detect did not report ") + name);
 }
 
 }  // namespace

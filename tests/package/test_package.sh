@@ -6,9 +6,15 @@ cd "$(dirname "$0")/../.."
 NS=rxt-pkg-$$
 TMP=$(mktemp -d)
 cleanup() {
-  ip netns del "$NS" 2>/dev/null || true
   pkill -f "rxtune daemon --config $TMP" 2>/dev/null || true
+  # Purged in the namespace where it exists: the prerm reverts what is journaled, and the journal
+  # names the namespace's devices and per-namespace sysctls (never this host's).
+  if ip netns list | grep -qw "$NS"; then
+    ip netns exec "$NS" dpkg --purge rxtune-datapath rxtune >/dev/null 2>&1 || true
+  fi
+  rm -f /var/lib/rxtune/journal.json
   dpkg --purge rxtune-datapath rxtune >/dev/null 2>&1 || true
+  ip netns del "$NS" 2>/dev/null || true
   rm -rf "$TMP"
 }
 trap cleanup EXIT INT TERM
@@ -134,13 +140,28 @@ ip netns exec "$NS" rxtune apply -p "$TMP/p.yaml" > /dev/null
 test -f /var/lib/rxtune/journal.json
 dpkg -i "$DEB" > /dev/null
 test -f /var/lib/rxtune/journal.json
-ip netns exec "$NS" rxtune revert > /dev/null
-ip netns del "$NS"
+[ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" != "" ]
+# The journal is the namespace's: a revert from this host's namespace is refused and changes nothing.
+rc=0; rxtune revert > "$TMP/revert-here.out" 2>&1 || rc=$?
+[ $rc -ne 0 ] && grep -q "the journal was written in network namespace" "$TMP/revert-here.out" ||
+  { echo "revert outside the journal's namespace should be refused"; cat "$TMP/revert-here.out"; exit 1; }
+test -f /var/lib/rxtune/journal.json
+[ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" != "" ]
 
-step "purge leaves nothing behind"
-ip netns exec 2>/dev/null || true
+step "purge from another namespace keeps the journal (nothing lost); from its own it reverts, then nothing is left"
+dpkg --purge rxtune-datapath rxtune > "$TMP/purge0.log" 2>&1 || { cat "$TMP/purge0.log"; exit 1; }
+grep -q "revert failed" "$TMP/purge0.log" && grep -q "journal.json holds originals that were not put back: kept" "$TMP/purge0.log" ||
+  { echo "a purge whose revert fails should say so and keep the journal"; cat "$TMP/purge0.log"; exit 1; }
+test -f /var/lib/rxtune/journal.json
+[ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" != "" ]
+dpkg -i "$DEB" > /dev/null
 mkdir -p /var/lib/rxtune && echo '{}' > /var/lib/rxtune/leftover
-dpkg --purge rxtune-datapath rxtune > /dev/null
+# In the namespace, where the journaled devices are: the package's prerm reverts them.
+ip netns exec "$NS" dpkg --purge rxtune > "$TMP/purge.log" 2>&1 || { cat "$TMP/purge.log"; exit 1; }
+grep -q "the package is being removed: reverting what it changed" "$TMP/purge.log" || { echo "purge did not revert"; cat "$TMP/purge.log"; exit 1; }
+[ "$(ip netns exec "$NS" cat /sys/class/net/v0/queues/rx-1/rps_cpus | tr -d '0,\n')" = "" ] ||
+  { echo "rps_cpus not back to its original after purge"; cat "$TMP/purge.log"; exit 1; }
+ip netns del "$NS"
 for p in /usr/sbin/rxtune /usr/sbin/rxtune-dp /lib/systemd/system/rxtune-dp.service /etc/rxtune /var/lib/rxtune /usr/share/rxtune /lib/systemd/system/rxtune.service \
          /usr/share/man/man8/rxtune.8.gz /usr/share/bash-completion/completions/rxtune; do
   [ ! -e "$p" ] || { echo "left behind after purge: $p"; exit 1; }

@@ -12,7 +12,9 @@ Per kernel, one guest boots twice (a reboot inside the run):
   already on a CPU banned for irqbalance, which moves it before its rescan), never moved by it after,
   placed by it again after revert; ring sizes set, checked with ethtool, reverted; coalescing read.
 
-Usage: system_lab.py BUILD_DIR DEB [--kernels 6.1,6.12] [--json OUT] [--scenario irqpin [--rounds 5]]
+Usage: system_lab.py BUILD_DIR DEB [--suite bookworm|trixie] [--kernels 6.1,6.12] [--json OUT] [--scenario irqpin [--rounds 5]]
+--suite trixie boots Debian 13 (systemd 257, its irqbalance) with its 6.12 and trixie-backports' 7.3;
+DEB is then the trixie .deb (make debian13).
 Closes with one "N passed, N failed" line; --json writes the kernel matrix's raw results.
 --scenario irqpin runs the IRQ-pin scenario alone, --rounds times in a row on one boot per kernel
 (`make vm-test-irqpin`).
@@ -34,6 +36,8 @@ import vmlab  # noqa: E402
 
 FLOOD_SECONDS = 10
 DEFAULT_KERNELS = "6.1,6.12"
+TRIXIE_KERNELS = "6.12,7.3"  # --suite trixie: Debian 13's own 6.12 and trixie-backports' 7.3
+RELEASE = "Debian 12"
 
 LAB_PROFILE = """match:
   interfaces: [@V@]
@@ -422,7 +426,7 @@ def check_kernel(c: vmlab.Checks, image: vmlab.SystemImage | None, series: str, 
              **tls_files(work / "tls")}
     scenario = SCENARIO.replace("@FLOOD_WAIT@", str(FLOOD_SECONDS + 4))
     t, stop, sent = flood_when_ready(work / "results.log", port, FLOOD_SECONDS)
-    print(f"guest: Debian 12, kernel {kernel}, 4 vCPUs in 2 NUMA nodes, virtio-net + e1000e + rtl8139, systemd as PID 1")
+    print(f"guest: {RELEASE}, kernel {kernel}, 4 vCPUs in 2 NUMA nodes, virtio-net + e1000e + rtl8139, systemd as PID 1")
     try:
         boot = guest.boot(scenario, files, work)
     finally:
@@ -436,7 +440,7 @@ def check_pin_rounds(c: vmlab.Checks, image: vmlab.SystemImage, series: str, deb
     """--scenario irqpin: the IRQ-pin scenario alone, `rounds` rounds in a row on one boot."""
     kernel = image.kernel(series)
     guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci", "e1000e"])
-    print(f"guest: Debian 12, kernel {kernel}, 4 vCPUs, virtio-net + e1000e, systemd as PID 1; {rounds} rounds of the IRQ-pin scenario")
+    print(f"guest: {RELEASE}, kernel {kernel}, 4 vCPUs, virtio-net + e1000e, systemd as PID 1; {rounds} rounds of the IRQ-pin scenario")
     boot = guest.boot(PIN_SCENARIO.replace("@ROUNDS@", str(rounds)), {"rxtune.deb": deb}, work)
     print(f"  the boot and {rounds} rounds in {boot.seconds:.0f} s")
     c.prefix = f"{series}: "
@@ -661,28 +665,36 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("deb")
-    ap.add_argument("--kernels", default=DEFAULT_KERNELS)
+    ap.add_argument("--kernels", default=None)
     ap.add_argument("--json")
     ap.add_argument("--reuse", action="store_true", help="check the last run's results again; boot nothing")
     ap.add_argument("--scenario", choices=("all", "irqpin"), default="all",
                     help="irqpin: the IRQ-pin scenario alone, --rounds times in a row per kernel")
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--suite", choices=("bookworm", "trixie"), default="bookworm",
+                    help="trixie: Debian 13's system (systemd 257, its irqbalance), kernels 6.12 and 7.3, the trixie .deb")
     a = ap.parse_args()
+    global RELEASE
+    RELEASE = "Debian 13" if a.suite == "trixie" else "Debian 12"
+    defaults = DEFAULT_KERNELS if a.suite == "bookworm" else TRIXIE_KERNELS
+    if a.kernels is None:
+        a.kernels = defaults
+    runs = "" if a.suite == "bookworm" else f"{a.suite}-"
     build = Path(a.build).resolve()
     deb = Path(a.deb).resolve()
     t0 = time.monotonic()
     image = None
     if not a.reuse:
         # Both default kernels always: one cached image serves every run (a key per kernel set).
-        kernels = tuple(sorted(set(DEFAULT_KERNELS.split(",")) | set(a.kernels.split(","))))
-        image = vmlab.system_image(build / "vm-cache", vmlab.deb_depends(deb), kernels)
+        kernels = tuple(sorted(set(defaults.split(",")) | set(a.kernels.split(","))))
+        image = vmlab.system_image(build / "vm-cache", vmlab.deb_depends(deb), kernels, suite=a.suite)
         print(f"system image ready in {time.monotonic() - t0:.0f} s; kernels {', '.join(sorted(image.kernels))}")
     c = vmlab.Checks()
     if a.scenario == "irqpin":
         for series in a.kernels.split(","):
             t1 = time.monotonic()
             try:
-                check_pin_rounds(c, image, series, deb, build / "vm-runs" / f"irqpin-{series}", a.rounds)
+                check_pin_rounds(c, image, series, deb, build / "vm-runs" / f"irqpin-{runs}{series}", a.rounds)
             except vmlab.LabError as ex:
                 c.check(f"{series}: the guest boots and runs", False, str(ex))
             print(f"  kernel {series}: {time.monotonic() - t1:.0f} s")
@@ -691,7 +703,7 @@ def main() -> int:
     for series in a.kernels.split(","):
         t1 = time.monotonic()
         try:
-            check_kernel(c, image, series, deb, build / "vm-runs" / f"system-{series}", matrix, a.reuse)
+            check_kernel(c, image, series, deb, build / "vm-runs" / f"system-{runs}{series}", matrix, a.reuse)
         except vmlab.LabError as ex:
             c.check(f"{series}: the guest boots and runs", False, str(ex))
         print(f"  kernel {series}: {time.monotonic() - t1:.0f} s")

@@ -592,13 +592,37 @@ def foreign_binfmt(arch: str):
             raise LabError(f"binfmt_misc was not restored: mounted {os.path.ismount(BINFMT_DIR)} (was {was_mounted})")
 
 
+# Debian 13's system images: trixie itself and the backports that bring 7.3.
+TRIXIE_SOURCES = [KERNEL_SUITES["trixie"], KERNEL_SUITES["trixie-backports"]]
+
+
 def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("6.1", "6.12"),
-                 arch: str = "amd64") -> SystemImage:
-    """A Debian 12 system of `arch` (amd64, arm64) with `packages` and the kernels of `kernels`
-    ("6.1": Debian 12's own, "6.12": bookworm-backports'), as a raw ext4 image; built once per
+                 arch: str = "amd64", suite: str = "bookworm") -> SystemImage:
+    """A Debian 12 system (suite trixie: Debian 13, amd64 only) of `arch` (amd64, arm64) with
+    `packages` and the kernels of `kernels` (Debian 12: "6.1" its own, "6.12" bookworm-backports';
+    Debian 13: "6.12" its own, "7.3" trixie-backports'), as a raw ext4 image; built once per
     content (suite, architecture, packages, kernel packages, recipe) and kept in cache."""
     include = sorted(set(SYSTEM_PACKAGES + packages))
-    for series in kernels:
+    if suite == "trixie":
+        if arch != "amd64":
+            raise LabError("a Debian 13 image is amd64 only here")
+        # The kernel packages name dracut first among their initramfs tools: Debian's default is
+        # initramfs-tools, as on the systems users install.
+        include.append("initramfs-tools")
+        for series in kernels:
+            if series == "6.12":
+                k = re.search(r"Depends: (linux-image-[0-9][^\s]*)",
+                              run(["apt-cache", *apt_for("trixie", cache), "depends", "linux-image-amd64"]).stdout)
+                if not k:
+                    raise LabError("trixie's linux-image-amd64: no kernel package in apt-cache depends")
+                include.append(k.group(1))
+            elif series == "7.3":
+                include.append("linux-image-amd64/trixie-backports")
+            else:
+                raise LabError(f"kernel {series}: the Debian 13 lab has trixie's 6.12 and trixie-backports' 7.3")
+    elif suite != "bookworm":
+        raise LabError(f"suite {suite}: the lab builds bookworm and trixie systems")
+    for series in kernels if suite == "bookworm" else ():
         if series == "6.1":
             # The amd64 metapackage names the ABI (linux-image-6.1.0-57-amd64); the arm64 package of
             # the same upload has the same ABI (this host has no arm64 package lists to ask).
@@ -620,9 +644,11 @@ def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("
         'chmod 755 "$1/etc/initramfs-tools/hooks/lab"',
     ]
     # (amd64's key is what it was before arm64 images existed: its cached image stays valid.)
-    what = (IMAGE_RECIPE, include, LAB_UNIT, NETWORK) + ((arch, essential) if arch != "amd64" else ())
+    what = (IMAGE_RECIPE, include, LAB_UNIT, NETWORK) + ((arch, essential) if arch != "amd64" else ()) + \
+        ((suite,) if suite != "bookworm" else ())
     key = hashlib.sha256(repr(what).encode()).hexdigest()[:16]
-    d = cache / f"system-{key}" if arch == "amd64" else cache / f"system-{arch}-{key}"
+    d = cache / (f"system-{key}" if arch == "amd64" else f"system-{arch}-{key}") if suite == "bookworm" else \
+        cache / f"system-{suite}-{key}"
     meta = d / "kernels.txt"
     if not meta.exists():
         if d.exists():
@@ -646,19 +672,23 @@ def system_image(cache: Path, packages: list[str], kernels: tuple[str, ...] = ("
             cmd.append("--essential-hook=" + h)
         for h in hooks:
             cmd.append("--customize-hook=" + h)
-        cmd += ["bookworm", str(root)] + sources() + [BACKPORTS]
+        cmd += ["bookworm", str(root)] + sources() + [BACKPORTS] if suite == "bookworm" else [suite, str(root)] + TRIXIE_SOURCES
         t0 = time.monotonic()
         with foreign_binfmt(arch):
             subprocess.run(cmd, check=True)
         boot = d / "boot"
         boot.mkdir()
         lines = []
-        for vmlinuz in sorted((root / "boot").glob("vmlinuz-*")):
-            v = vmlinuz.name.removeprefix("vmlinuz-")
+        # /boot/vmlinuz-VERSION up to Debian 12's kernels; /usr/lib/modules/VERSION/vmlinuz from
+        # Debian 13's 6.12.117 on (the initrd stays in /boot, initramfs-tools writes it there).
+        images = {p.name.removeprefix("vmlinuz-"): p for p in (root / "boot").glob("vmlinuz-*")}
+        for p in (root / "usr" / "lib" / "modules").glob("*/vmlinuz"):
+            images.setdefault(p.parent.name, p)
+        for v, vmlinuz in sorted(images.items()):
             initrd = root / "boot" / f"initrd.img-{v}"
             if not initrd.exists():
                 raise LabError(f"kernel {v} has no initrd in the image")
-            shutil.copy(vmlinuz, boot / vmlinuz.name)
+            shutil.copy(vmlinuz, boot / f"vmlinuz-{v}")
             shutil.copy(initrd, boot / initrd.name)
             lines.append(v)
         size_mb = int(run(["du", "-sm", str(root)]).stdout.split()[0]) + 768

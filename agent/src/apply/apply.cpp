@@ -45,6 +45,26 @@ bool Knobs::writable(const KnobKey& key, const std::string& path) const { return
 
 std::string Knobs::full(const KnobKey& key, const std::string& path) const { return familyOf(key).where(io_, key, path); }
 
+std::string Knobs::netns() const {
+    auto link = io_.fs.readLink("proc/self/ns/net");
+    return link ? *link : std::string();
+}
+
+namespace {
+
+// A journal holds one network namespace's originals (its devices, its per-namespace sysctls):
+// applied to or reverted in another, they would land on the wrong host. Refused, nothing changed.
+Result<void> sameNetns(const Journal& j, const Knobs& fs, const JournalStore& store, const char* what) {
+    const std::string here = fs.netns();
+    if (j.netns.empty() || here.empty() || j.netns == here) return {};
+    return fail(EXDEV, what, store.path(),
+                "the journal was written in network namespace " + j.netns + ", and this is " + here +
+                    ": its devices and per-namespace sysctls are that namespace's; run rxtune there (ip netns exec NAME rxtune " +
+                    what + "); nothing changed");
+}
+
+}  // namespace
+
 bool Knobs::fileBacked(const KnobKey& key) const { return familyOf(key).fileBacked(key); }
 
 std::optional<KnobFamily::Pending> Knobs::pending(const KnobKey& key, const std::string& desired) const {
@@ -350,6 +370,8 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     auto loaded = store.load();
     if (!loaded) return failWith(loaded.error());
     if (*loaded) recoverKeys(**loaded);
+    if (*loaded)
+        if (auto r = sameNetns(**loaded, fs, store, "apply"); !r) return failWith(r.error());
     const std::optional<Journal> before = *loaded;
     std::vector<Dropped> dropped;
     if (before) {
@@ -363,6 +385,8 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     const std::uint64_t fresh = (clock ? *clock : static_cast<const Clock&>(system)).wallNanoseconds();
     Step st = nextJournal(before, fresh, plan, dropped, *raw, devices, static_cast<long>(::getpid()));
     Journal& j = st.journal;
+    // A journal of an earlier release (no namespace kept) gets this one's from now on.
+    if (j.netns.empty()) j.netns = fs.netns();
     auto saveDurable = [&](const char* state) -> Result<void> {
         j.state = state;
         j.appliedAt = now;
@@ -464,6 +488,7 @@ Result<RevertReport> revertAll(const Knobs& fs, const JournalStore& store) {
     if (!*loaded) return report;
     Journal& j = **loaded;
     recoverKeys(j);
+    if (auto r = sameNetns(j, fs, store, "revert"); !r) return failWith(r.error());
     Error firstError;
     bool failed = false;
     for (auto it = j.originals.rbegin(); it != j.originals.rend(); ++it) {

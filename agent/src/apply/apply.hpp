@@ -35,6 +35,9 @@ public:
     Result<std::unique_ptr<FileTree>> netDir() const;
     // The same knobs, files looked up in `dir` (a device's directory).
     Knobs within(FileTree& dir) const { return Knobs(dir, io_.services); }
+    // The network namespace these knobs are in (/proc/self/ns/net's link: "net:[4026531840]");
+    // "" where the tree has no /proc (a fixture).
+    std::string netns() const;
 
 private:
     KnobIo io_;

@@ -139,6 +139,7 @@ public:
             case kState: out_.state = std::move(v); return true;
             case kProfile: out_.profile = std::move(v); return true;
             case kAppliedAt: out_.appliedAt = std::move(v); return true;
+            case kNetns: out_.netns = std::move(v); return true;
             case kId: id_ = std::move(v); return true;
             case kPath: path_ = std::move(v); return true;
             case kKind: return parseValueKind(v, kind_);
@@ -171,7 +172,7 @@ public:
     bool key(string_t& k) {
         static constexpr std::pair<std::string_view, Slot> kTopKeys[] = {
             {"version", kVersion}, {"state", kState}, {"generation", kGeneration}, {"pid", kPid},
-            {"profile", kProfile}, {"applied_at", kAppliedAt}, {"originals", kOriginals}, {"applied", kApplied}};
+            {"profile", kProfile}, {"applied_at", kAppliedAt}, {"netns", kNetns}, {"originals", kOriginals}, {"applied", kApplied}};
         static constexpr std::pair<std::string_view, Slot> kEntryKeys[] = {
             {"id", kId}, {"path", kPath}, {"kind", kKind}, {"key", kKey}};
         static constexpr std::pair<std::string_view, Slot> kKeyKeys[] = {
@@ -243,7 +244,7 @@ private:
     enum Level { kBefore, kTop, kArray, kEntry, kKeyObject, kDone };
     // What the value after a key goes to; a bit each in seen_ (the keys of the object being read).
     enum Slot : unsigned {
-        kNone, kVersion, kState, kGeneration, kPid, kProfile, kAppliedAt, kOriginals, kApplied,
+        kNone, kVersion, kState, kGeneration, kPid, kProfile, kAppliedAt, kNetns, kOriginals, kApplied,
         kId, kPath, kKind, kValue, kKey, kFamily, kDevice, kName, kQueue, kTx, kCpu, kIrq };
 
     // The slot a value fills, cleared; kNone where a value of this kind does not belong (`only`
@@ -291,6 +292,7 @@ Result<Journal> parseJournalReference(std::string_view text, std::optional<std::
         out.pid = integerField<long>(j, "pid", 0);
         out.profile = j.value("profile", "");
         out.appliedAt = j.value("applied_at", "");
+        out.netns = j.value("netns", "");
         applyMark(out, mark);
         for (const auto& o : j.at("originals")) {
             Original e{o.at("id"), o.at("path"), ValueKind::kWord, o.at("value"), keyField(o)};
@@ -395,7 +397,13 @@ Result<void> JournalStore::save(const Journal& jr) const {
     field("state", jr.state, ",\n ");
     out += "\"generation\": " + std::to_string(jr.generation) + ",\n \"pid\": " + std::to_string(jr.pid) + ",\n ";
     field("profile", jr.profile, ",\n ");
-    field("applied_at", jr.appliedAt, ",\n \"originals\": [");
+    // Written only where known: the journals of earlier releases, and what they read, stay as they were.
+    if (!jr.netns.empty()) {
+        field("applied_at", jr.appliedAt, ",\n ");
+        field("netns", jr.netns, ",\n \"originals\": [");
+    } else {
+        field("applied_at", jr.appliedAt, ",\n \"originals\": [");
+    }
     // The typed key: its family and the fields it uses (the others are their defaults).
     auto appendKey = [&](const KnobKey& k) {
         out += "\"key\": {";

@@ -29,6 +29,10 @@ struct Journal {
     long pid = 0;
     std::string profile;
     std::string appliedAt;              // ISO 8601 UTC
+    // The network namespace the journal was written in (/proc/self/ns/net: "net:[4026531840]"):
+    // its per-namespace sysctls and devices are that namespace's. "" where unknown (journals of
+    // releases before it was kept, a tree without /proc): then it is not checked.
+    std::string netns;
     std::vector<Original> originals;    // in the order first touched; revert replays in reverse
     std::vector<Setting> applied;       // desired values of the last apply, for verify
 

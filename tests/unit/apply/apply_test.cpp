@@ -597,3 +597,55 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         if (f->name() != "xdp") all.insert(std::string(f->name()));
     CHECK(undone == all);
 }
+
+TEST_CASE("a journal is applied to and reverted in the network namespace it was written in, or not at all", "[apply]") {
+    namespace fsys = std::filesystem;
+    Rig rig;
+    FileTree fs(rig.tree.path().string());
+    JournalStore store(rig.stateDir);
+    const fsys::path ns = rig.tree.path() / "proc" / "self" / "ns";
+    fsys::create_directories(ns);
+    auto setNetns = [&](const std::string& id) {
+        fsys::remove(ns / "net");
+        fsys::create_symlink(id, ns / "net");
+    };
+    const std::string rps = "sys/class/net/enp2s0/queues/rx-0/rps_cpus";
+    const std::string original = fs.read(rps).value();
+    setNetns("net:[4026532288]");
+    REQUIRE(applyPlan(rig.makePlan(), knobsOf(fs), store, "2026-12-03T00:00:00Z"));
+    REQUIRE(store.load().value()->netns == "net:[4026532288]");
+    const std::string text = fs.read(rps).value();
+    CHECK(text != original);
+
+    // Another namespace: revert and apply refuse, naming both, and change nothing.
+    setNetns("net:[4026531840]");
+    auto r = revertAll(knobsOf(fs), store);
+    REQUIRE_FALSE(r);
+    CHECK(r.error().message().find("the journal was written in network namespace net:[4026532288], and this is net:[4026531840]") !=
+          std::string::npos);
+    CHECK(r.error().message().find("ip netns exec NAME rxtune revert") != std::string::npos);
+    CHECK(fs.read(rps).value() == text);
+    REQUIRE(store.load().value());
+    auto a = applyPlan(rig.makePlan(), knobsOf(fs), store, "2026-12-03T00:00:01Z");
+    REQUIRE_FALSE(a);
+    CHECK(a.error().message().find("rxtune apply") != std::string::npos);
+
+    // Back in its own: the exact original.
+    setNetns("net:[4026532288]");
+    REQUIRE(revertAll(knobsOf(fs), store));
+    CHECK(fs.read(rps).value() == original);
+
+    // A journal of an earlier release (no namespace) is reverted anywhere, as it was.
+    fsys::remove(ns / "net");
+    REQUIRE(applyPlan(rig.makePlan(), knobsOf(fs), store, "2026-12-03T00:00:02Z"));
+    CHECK(store.load().value()->netns.empty());
+    {
+        std::ifstream in(store.path());
+        const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        CHECK(written.find("\"applied_at\"") != std::string::npos);
+        CHECK(written.find("netns") == std::string::npos);  // written as before
+    }
+    setNetns("net:[4026531840]");
+    REQUIRE(revertAll(knobsOf(fs), store));
+    CHECK(fs.read(rps).value() == original);
+}
