@@ -115,8 +115,9 @@ LAB_ARGS ?= --safe-point --json build/lab-results.json
 lab: build bench-deps
 	BUILD=$(CURDIR)/$(BUILD) python3 bench/lab.py $(LAB_ARGS)
 
-# The booted lab (docs/VM.md): the Debian 12 kernel guest, then rxtune's .deb on Debian 12 with
-# systemd as PID 1, real NIC drivers, each kernel of VM_KERNELS; the matrix's raw results in
+# The booted lab (docs/VM.md): the kernel guest, then rxtune's .deb on Debian 12 with systemd as
+# PID 1, real NIC drivers, each kernel of VM_KERNELS, and an upgrade, downgrade and purge under a
+# running daemon (6.1); the matrix's raw results in
 # $(BUILD)/vm-matrix.json. Guests are cached by content in $(BUILD)/vm-cache.
 VM_KERNELS ?= 6.1,6.12
 vm-test: build
@@ -124,6 +125,7 @@ vm-test: build
 	python3 tests/vm/debian12_kernel.py $(BUILD)
 	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels $(VM_KERNELS) \
 	  --json $(BUILD)/vm-matrix.json
+	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels 6.1 --scenario upgrade
 
 # The IRQ-pin scenario of the booted lab alone, IRQPIN_ROUNDS rounds in a row per kernel (one boot each).
 IRQPIN_ROUNDS ?= 5
@@ -153,6 +155,8 @@ vm-test-debian13: build
 	packaging/debian13/build.sh
 	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-debian13/debs/rxtune_*_amd64.deb)" --suite trixie \
 	  --json $(BUILD)/vm-matrix-debian13.json
+	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-debian13/debs/rxtune_*_amd64.deb)" --suite trixie --kernels 6.12 \
+	  --scenario upgrade
 
 # The arm64 booted lab (docs/ARM64.md): those .debs installed on Debian 12 arm64 with systemd as
 # PID 1 under qemu-system-aarch64 (virt, TCG), the vCPUs given two capacities by the device tree;

@@ -36,9 +36,14 @@ fi
 NATIVE="build-essential crossbuild-essential-arm64 meson ninja-build pkgconf clang llvm bpftool python3 scdoc
   debhelper dpkg-dev fakeroot lintian qemu-user-static bash-completion catch2 libcli11-dev nlohmann-json3-dev
   libexpected-dev systemd file prometheus"
-if [ "$SUITE" != bookworm ]; then NATIVE="$NATIVE systemd-dev"; fi
 ARM64="libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev prometheus-cpp-dev libdpdk-dev libbpf-dev
   libsystemd-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev libelf-dev zlib1g-dev pkgconf"
+# Debian 13's Catch2 3 is a compiled library (libcatch2-dev: /usr/lib/libCatch2.a), the target's, not the
+# build machine's header-only Catch2 2.
+if [ "$SUITE" != bookworm ]; then
+  NATIVE="$(echo "$NATIVE" | sed 's/ catch2 / /') systemd-dev"
+  ARM64="$ARM64 libcatch2-dev"
+fi
 
 say() { printf 'cross-arm64: %s\n' "$*"; }
 

@@ -46,12 +46,15 @@ for root, dirs, files in os.walk(dst):
 }
 
 # inroot SCRIPT: runs a bash script inside $ROOT, $OUT bound at /out; NPROC is this machine's CPUs.
+# The root is bound onto itself first, so that its / is a mount point (ip netns exec makes it a
+# slave mount, which a plain directory refuses). /dev comes with its submounts (/dev/pts: tmux).
 inroot() {
   ROOT=$ROOT OUT=$OUT unshare --mount --propagation private bash -euo pipefail -c '
+    mount --bind "$ROOT" "$ROOT"
     mkdir -p "$ROOT/out"
     mount --bind "$OUT" "$ROOT/out"
     mount -t proc proc "$ROOT/proc"
-    mount --bind /dev "$ROOT/dev"
+    mount --rbind /dev "$ROOT/dev"
     exec chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
       DEBIAN_FRONTEND=noninteractive NPROC="$(nproc)" bash -euo pipefail -c "$1"' inroot "$1"
 }

@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import shutil
 import socket
 import sys
 import threading
@@ -294,6 +295,120 @@ echo "@@DONE"
 sync
 systemctl poweroff
 """
+
+
+# Upgrade, downgrade and purge under a running daemon (--scenario upgrade): the .deb of one version
+# installed, the daemon applies with on_stop: keep (so that only the journal holds the originals),
+# a newer version installed over it, then the older again, then purged.
+UPGRADE_SCENARIO = HELPERS + r"""
+V=$(dev_of virtio_net)
+VIRTIO=$(basename "$(readlink /sys/class/net/$V/device)")
+VIN=$(irq_of "$VIRTIO-input.0")
+knobs() {
+  for f in /sys/class/net/$V/queues/rx-*/rps_cpus /sys/class/net/$V/queues/rx-*/rps_flow_cnt; do echo "$f $(cat $f)"; done
+  for k in netdev_max_backlog rmem_max rps_sock_flow_entries; do echo "$k $(cat /proc/sys/net/core/$k)"; done
+  echo "irq$VIN $(cat /proc/irq/$VIN/smp_affinity_list)"
+}
+daemon_pid() { systemctl show -p MainPID --value rxtune; }
+step uname uname -r
+# Exact values: irqbalance must not move the IRQ meanwhile.
+systemctl stop irqbalance
+step install apt-get install -y /lab/rxtune-old.deb
+step version_old dpkg-query -W -f '${Version}' rxtune
+sed "s/@V@/$V/" /lab/lab.yaml > /etc/rxtune/lab.yaml
+printf 'profile: /etc/rxtune/lab.yaml\nlisten: 127.0.0.1:9867\ndrift_interval: 5s\nmetrics_interval: 2s\non_stop: keep\n' > /etc/rxtune/rxtune.yaml
+step originals knobs
+step start systemctl start rxtune
+step applied wait_for 30 applied
+step tuned knobs
+step journal_before cat /var/lib/rxtune/journal.json
+step pid_before daemon_pid
+step upgrade apt-get install -y /lab/rxtune-new.deb
+step version_new dpkg-query -W -f '${Version}' rxtune
+step applied_upgraded wait_for 30 applied
+step pid_upgraded daemon_pid
+step unit_upgraded sh -c "systemctl status rxtune --no-pager; journalctl -u rxtune -b --no-pager | tail -40"
+step tuned_upgraded knobs
+step verify_upgraded rxtune verify
+step journal_upgraded cat /var/lib/rxtune/journal.json
+step downgrade apt-get install -y --allow-downgrades /lab/rxtune-old.deb
+step version_down dpkg-query -W -f '${Version}' rxtune
+step applied_down wait_for 30 applied
+step pid_down daemon_pid
+step tuned_down knobs
+step verify_down rxtune verify
+step journal_down cat /var/lib/rxtune/journal.json
+step purge apt-get purge -y rxtune
+step purged knobs
+step purged_state sh -c "ls -a /var/lib/rxtune 2>&1; systemctl show -p ActiveState --value rxtune"
+echo "@@DONE"
+sync
+systemctl poweroff
+"""
+
+
+def newer_deb(deb: Path, out: Path) -> Path:
+    """The same package at a higher version (VERSION+lab1), repacked: what an upgrade installs."""
+    work = out / "newer"
+    if work.exists():
+        shutil.rmtree(work)
+    vmlab.run(["dpkg-deb", "-R", str(deb), str(work)])
+    control = work / "DEBIAN" / "control"
+    text = control.read_text()
+    version = re.search(r"^Version: (\S+)$", text, re.M).group(1)
+    control.write_text(text.replace(f"Version: {version}\n", f"Version: {version}+lab1\n"))
+    new = out / f"rxtune_{version}+lab1.deb"
+    vmlab.run(["dpkg-deb", "--root-owner-group", "-b", str(work), str(new)])
+    shutil.rmtree(work)
+    return new
+
+
+def originals(journal: str) -> dict[str, str]:
+    try:
+        return {o["id"]: o["value"] for o in json.loads(journal)["originals"]}
+    except (ValueError, KeyError, TypeError):
+        return {}
+
+
+def check_upgrade(c: vmlab.Checks, image: vmlab.SystemImage, series: str, deb: Path, work: Path) -> None:
+    """--scenario upgrade: install, upgrade, downgrade and purge under a running daemon."""
+    kernel = image.kernel(series)
+    work.mkdir(parents=True, exist_ok=True)
+    new = newer_deb(deb, work)
+    guest = vmlab.SystemGuest(image, kernel, nics=["virtio-net-pci"])
+    print(f"guest: {RELEASE}, kernel {kernel}, 4 vCPUs, virtio-net, systemd as PID 1; upgrade, downgrade, purge")
+    boot = guest.boot(UPGRADE_SCENARIO, {"rxtune-old.deb": deb, "rxtune-new.deb": new, "lab.yaml": LAB_PROFILE}, work)
+    print(f"  the boot and the scenario in {boot.seconds:.0f} s")
+    c.prefix = f"{series} upgrade: "
+    if not c.check("the guest ran the scenario to its end", boot.done, vmlab.tail_text(boot.console, 60)):
+        return
+    old_v, new_v = boot["version_old"].out.strip(), boot["version_new"].out.strip()
+    c.check("the older version installs with apt", boot["install"].rc == 0 and bool(old_v), boot["install"].out[-2000:])
+    c.check("the daemon applies (on_stop: keep)", boot["applied"].rc == 0, boot["tuned"].out)
+    orig, tuned = boot["originals"].out, boot["tuned"].out
+    c.check("the profile changed the host", orig != tuned, f"originals:\n{orig}\ntuned:\n{tuned}")
+    before = originals(boot["journal_before"].out)
+    c.check("the journal holds the originals", bool(before), boot["journal_before"].out[:1500])
+    for step, what, version in (("upgraded", "upgrade", new_v), ("down", "downgrade", old_v)):
+        install = boot["upgrade" if what == "upgrade" else "downgrade"]
+        c.check(f"the {what} installs with apt", install.rc == 0, install.out[-2000:])
+        got = boot["version_new" if what == "upgrade" else "version_down"].out.strip()
+        c.check(f"after the {what} the package is {version}", got == version and old_v != new_v, f"{got} (old {old_v}, new {new_v})")
+        c.check(f"the {what} restarted the daemon on the installed binary",
+                boot[f"pid_{step}"].out.strip() not in ("", "0", boot["pid_before"].out.strip()) and boot[f"applied_{step}"].rc == 0,
+                f"pid before {boot['pid_before'].out.strip()}, after {boot[f'pid_{step}'].out.strip()}\n" +
+                (boot["unit_upgraded"].out if what == "upgrade" else ""))
+        c.check(f"after the {what} the host is tuned as before", boot[f"tuned_{step}"].out == tuned,
+                f"before:\n{tuned}\nafter:\n{boot[f'tuned_{step}'].out}")
+        c.check(f"after the {what} rxtune verify is in sync", boot[f"verify_{step}"].rc == 0, boot[f"verify_{step}"].out)
+        c.check(f"after the {what} the journal's originals are the first ones (not the tuned values)",
+                originals(boot[f"journal_{step}"].out) == before, boot[f"journal_{step}"].out[:1500])
+    c.check("purge exits 0", boot["purge"].rc == 0, boot["purge"].out[-2000:])
+    c.check("purge says it reverts what it changed", "reverting what it changed" in boot["purge"].out, boot["purge"].out[-2000:])
+    c.check("after purge every value is its original", boot["purged"].out == orig, f"originals:\n{orig}\nafter purge:\n{boot['purged'].out}")
+    state = boot["purged_state"].out
+    c.check("purge leaves no state and no daemon", "No such file" in state and "inactive" in state, state)
+    c.prefix = ""
 
 
 def ethtool_rings(text: str) -> dict[str, dict[str, str]]:
@@ -668,8 +783,9 @@ def main() -> int:
     ap.add_argument("--kernels", default=None)
     ap.add_argument("--json")
     ap.add_argument("--reuse", action="store_true", help="check the last run's results again; boot nothing")
-    ap.add_argument("--scenario", choices=("all", "irqpin"), default="all",
-                    help="irqpin: the IRQ-pin scenario alone, --rounds times in a row per kernel")
+    ap.add_argument("--scenario", choices=("all", "irqpin", "upgrade"), default="all",
+                    help="irqpin: the IRQ-pin scenario alone, --rounds times in a row per kernel; "
+                         "upgrade: install, upgrade, downgrade and purge under a running daemon")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--suite", choices=("bookworm", "trixie"), default="bookworm",
                     help="trixie: Debian 13's system (systemd 257, its irqbalance), kernels 6.12 and 7.3, the trixie .deb")
@@ -695,6 +811,15 @@ def main() -> int:
             t1 = time.monotonic()
             try:
                 check_pin_rounds(c, image, series, deb, build / "vm-runs" / f"irqpin-{runs}{series}", a.rounds)
+            except vmlab.LabError as ex:
+                c.check(f"{series}: the guest boots and runs", False, str(ex))
+            print(f"  kernel {series}: {time.monotonic() - t1:.0f} s")
+        return c.close()
+    if a.scenario == "upgrade":
+        for series in a.kernels.split(","):
+            t1 = time.monotonic()
+            try:
+                check_upgrade(c, image, series, deb, build / "vm-runs" / f"upgrade-{runs}{series}")
             except vmlab.LabError as ex:
                 c.check(f"{series}: the guest boots and runs", False, str(ex))
             print(f"  kernel {series}: {time.monotonic() - t1:.0f} s")
