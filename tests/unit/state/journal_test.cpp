@@ -152,6 +152,7 @@ void requireSame(const Journal& a, const Journal& b) {
     CHECK(a.pid == b.pid);
     CHECK(a.profile == b.profile);
     CHECK(a.appliedAt == b.appliedAt);
+    CHECK(a.netns == b.netns);
     REQUIRE(a.originals.size() == b.originals.size());
     REQUIRE(a.applied.size() == b.applied.size());
     for (size_t i = 0; i < a.originals.size(); ++i) {
@@ -182,6 +183,7 @@ TEST_CASE("the fast journal reader takes what the writer writes and reads what t
     j.pid = 4242;
     j.profile = "gw \"edge\" \xc3\xa9";
     j.appliedAt = "2026-12-02T18:00:00Z";
+    j.netns = "net:[4026531840]";
     // Every key field the writer knows, and an entry without a stored key (family "").
     KnobKey queue{"queue", "eth0", "rps_cpus", 3, true, -1, -1};
     KnobKey irq{"irq", "eth0", "smp_affinity", -1, false, -1, 27};
@@ -207,6 +209,7 @@ TEST_CASE("the fast journal reader takes what the writer writes and reads what t
     auto reference = parseJournalReference(text, std::nullopt, "j.json");
     REQUIRE(reference);
     requireSame(*fast, *reference);
+    CHECK(fast->netns == "net:[4026531840]");
     CHECK(fast->originals[1].key.irq == 27);
     CHECK(fast->originals[3].key.family.empty());
     // The completion mark applies the same way.
