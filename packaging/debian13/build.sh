@@ -51,7 +51,8 @@ BUILDROOT=$ROOT
 PLAIN=$CACHE/plain-trixie.tar
 if [ ! -s "$PLAIN" ]; then
   say "building the plain Debian 13 root ($PLAIN)"
-  mmdebstrap --quiet --variant=apt "$SUITE" "$PLAIN.tmp" "$MIRROR"
+  rm -rf "$PLAIN.tmp"
+  mmdebstrap --quiet --variant=apt --format=tar "$SUITE" "$PLAIN.tmp" "$MIRROR"
   mv "$PLAIN.tmp" "$PLAIN"
 fi
 
@@ -119,8 +120,7 @@ PLAINROOT=$(mktemp -d "$CACHE/plain.XXXXXX")
 trap 'rm -rf "$PLAINROOT"' EXIT
 tar -C "$PLAINROOT" -xf "$PLAIN"
 cp /etc/resolv.conf "$PLAINROOT/etc/resolv.conf"
-ROOT=$PLAINROOT inroot '
-  mount -t sysfs -o ro sysfs /sys
+ROOT=$PLAINROOT INROOT_SYSFS=ro inroot '
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends /out/debs/rxtune_*_amd64.deb /out/debs/rxtune-datapath_*_amd64.deb > /out/install.log 2>&1 \
     || { tail -30 /out/install.log; exit 1; }
@@ -130,7 +130,9 @@ ROOT=$PLAINROOT inroot '
   rxtune detect | head -20
   rxtune-dp --help | head -1
   # Every library it links, and the PMDs it loads by name, resolved on this plain system.
-  if ldd /usr/bin/rxtune-dp | grep "not found"; then exit 1; fi
+  ldd /usr/sbin/rxtune-dp > /tmp/ldd.txt
+  if grep "not found" /tmp/ldd.txt; then exit 1; fi
+  echo "rxtune-dp: $(wc -l < /tmp/ldd.txt) libraries, every one found"
   ls "$(dirname "$(ls -d /usr/lib/x86_64-linux-gnu/dpdk/pmds-*/librte_net_tap.so* | head -1)")" | grep -E "librte_(net_tap|net_af_packet|net_virtio|mempool_ring)\.so" | tr "\n" " "; echo
 '
 say "done: $OUT/meson, $OUT/debs (amd64)"

@@ -49,12 +49,14 @@ for root, dirs, files in os.walk(dst):
 # The root is bound onto itself first, so that its / is a mount point (ip netns exec makes it a
 # slave mount, which a plain directory refuses). /dev comes with its submounts (/dev/pts: tmux).
 inroot() {
-  ROOT=$ROOT OUT=$OUT unshare --mount --propagation private bash -euo pipefail -c '
+  ROOT=$ROOT OUT=$OUT INROOT_SYSFS=${INROOT_SYSFS:-} unshare --mount --propagation private bash -euo pipefail -c '
     mount --bind "$ROOT" "$ROOT"
     mkdir -p "$ROOT/out"
     mount --bind "$OUT" "$ROOT/out"
     mount -t proc proc "$ROOT/proc"
     mount --rbind /dev "$ROOT/dev"
+    # INROOT_SYSFS=ro: sysfs, read-only (a root without mount(8) reads the host through it).
+    if [ "${INROOT_SYSFS:-}" = ro ]; then mount -t sysfs -o ro sysfs "$ROOT/sys"; fi
     exec chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin LC_ALL=C.UTF-8 \
       DEBIAN_FRONTEND=noninteractive NPROC="$(nproc)" bash -euo pipefail -c "$1"' inroot "$1"
 }
