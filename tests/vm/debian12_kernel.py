@@ -21,7 +21,7 @@ The same guest boots the other kernels of the matrix with --kernels (default 6.1
 11's, the oldest users run), 6.12 (Debian 13's own) and 7.3 (trixie-backports'), each fetched from
 its suite's lists in the cache (vmlab.KERNEL_SUITES), their checks prefixed with the series.
 
-Usage: debian12_kernel.py BUILD_DIR [--kernels 5.10,6.1,7.3]   (closes with one "N passed, N failed" line)
+Usage: debian12_kernel.py BUILD_DIR [--kernels 5.10,6.1,7.3] [--microvm all]   (closes with one "N passed, N failed" line)
 """
 
 from __future__ import annotations
@@ -152,6 +152,8 @@ def microvm(build: Path, kernel: vmlab.Kernel, series: str, c: vmlab.Checks) -> 
     (runs / "interrupts.txt").write_text(boot["interrupts"].out + "\n")
 
 
+MICROVM_ALL = False  # --microvm all: the microVM on every kernel asked for, not 6.1 alone
+
 # Series -> (metapackage, suite; None: the host's own apt sources, Debian 12).
 KERNELS = {"5.10": ("linux-image-amd64", "bullseye"), "6.1": ("linux-image-amd64", None),
            "6.12": ("linux-image-amd64", "trixie"), "7.3": ("linux-image-amd64", "trixie-backports")}
@@ -241,7 +243,10 @@ def one_kernel(build: Path, series: str, c: vmlab.Checks) -> None:
             f"before {before}, after revert {rx_usecs('coalesce_after_revert')}")
     napi_checks(boot, series, v, c)
     (runs / "interrupts.txt").write_text(boot["interrupts"].out + "\n")
-    microvm(build, kernel, series, c)
+    # The microVM on 6.1 only in make test (its IRQ naming is the virtio-mmio driver's, the same
+    # on each kernel; each boot costs about 20 s of make test's 25 minutes); --microvm all for every one.
+    if series == "6.1" or MICROVM_ALL:
+        microvm(build, kernel, series, c)
 
 
 def older(series: str, than: str) -> bool:
@@ -277,6 +282,11 @@ def main() -> int:
     if "--kernels" in args:
         i = args.index("--kernels")
         series = args[i + 1].split(",")
+        del args[i:i + 2]
+    global MICROVM_ALL
+    if "--microvm" in args:
+        i = args.index("--microvm")
+        MICROVM_ALL = args[i + 1] == "all"
         del args[i:i + 2]
     unknown = [k for k in series if k not in KERNELS]
     if unknown:
