@@ -49,6 +49,11 @@ KnobKey irqKey(const std::string& dev, const Irq& i) {
     return k;
 }
 
+// "<dev> irq <N> <action>": the owner is part of the identity (the journal's id keeps it).
+std::string irqId(const std::string& dev, unsigned irq, const std::string& action) {
+    return dev + " irq " + std::to_string(irq) + " " + action;
+}
+
 // The CPUs irq.cpus gives the device's RX IRQ, with the reason for every online CPU (plan --explain).
 struct IrqChoice {
     CpuSet cpus;
@@ -131,6 +136,25 @@ IrqChoice choose(const PlanInput& in, const Nic& nic) {
     // 100/s: a negligible load), it stays: the counts drift, and an IRQ moved at every run for a
     // few interrupts' difference helps nobody.
     const CpuSet at = irqCpus(nic);
+    if (at.count() == 1 && !rate && lent && lent->journaled) {
+        // Where rxtune's journal put it (a daemon restarted, by an upgrade say): it stays on an
+        // eligible core until a measured rate says otherwise.
+        const unsigned cur = at.cpus().front();
+        const auto irqs = rxIrqs(nic);
+        const bool ours = !irqs.empty() && std::all_of(irqs.begin(), irqs.end(), [&](const Irq* i) {
+            auto j = lent->journaled->find(irqId(nic.name, i->number, i->name));
+            if (j == lent->journaled->end()) return false;
+            auto set = CpuSet::parseList(j->second);
+            return set && *set == i->affinity && *set == at;
+        });
+        if (ours && big.contains(cur)) {
+            c.cpus = at;
+            c.why.push_back("cpu " + std::to_string(cur) +
+                            " kept: rxtune's journal put the IRQ there, and counts since boot include the work that placement brought"
+                            " (it moves on a measured rate, from the daemon's next reading)");
+            return c;
+        }
+    }
     if (at.count() == 1) {
         const unsigned cur = at.cpus().front();
         const std::uint64_t slack = std::max<std::uint64_t>(work(*best) / 10, rate ? 100 : 0);
@@ -167,8 +191,7 @@ public:
     }
 
     std::string_view name() const override { return "irq"; }
-    // "<dev> irq <N> <action>": the owner is part of the identity (the journal's id keeps it).
-    std::string id(const KnobKey& k) const override { return k.device + " irq " + std::to_string(k.irq) + " " + k.name; }
+    std::string id(const KnobKey& k) const override { return irqId(k.device, static_cast<unsigned>(k.irq), k.name); }
     std::string path(const KnobKey& k) const override {
         return paths::irqFile(static_cast<unsigned>(k.irq), std::string(kFile).substr(1));
     }

@@ -30,6 +30,8 @@ struct IrqMemory {
     // IRQs an irqbalance asking rxtune's policy script was found to move, by IRQ: its pid. A second
     // move by the same process is no longer the moment before a rescan: its ban does not hold.
     std::map<int, int> movedBy;
+    // The journal's applied IRQ affinities (id -> value), read where no recent reading is.
+    std::map<std::string, std::string> journaled;
 };
 
 IrqMemory& memoryOf(HookContext& c) {
@@ -61,8 +63,18 @@ bool publishNow(HookContext& c, const PinnedIrqsRequest& request = {}) {
 void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory) {
     IrqMemory& m = memoryOf(c);
     const double now = c.clock.monotonicSeconds();
-    if (irqAuto && m.interrupts && now - m.interruptsAt <= kInterruptsMaxAge)
-        memory.families["irq"] = InterruptsBefore{&*m.interrupts, now - m.interruptsAt};
+    if (!irqAuto) return;
+    if (m.interrupts && now - m.interruptsAt <= kInterruptsMaxAge) {
+        memory.families["irq"] = InterruptsBefore{&*m.interrupts, now - m.interruptsAt, nullptr};
+        return;
+    }
+    // No rate yet: what rxtune placed before (a journal left by the daemon that ran before this one).
+    m.journaled.clear();
+    auto j = c.store.load();
+    if (!j || !*j) return;  // an unreadable journal is the apply's to report
+    for (const auto& s : (*j)->applied)
+        if (s.key.family == "irq") m.journaled[s.id] = s.desired;
+    if (!m.journaled.empty()) memory.families["irq"] = InterruptsBefore{nullptr, 0, &m.journaled};
 }
 
 void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSnapshot& snap) {

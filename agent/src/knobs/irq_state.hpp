@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -97,8 +98,13 @@ inline const InterruptCounts& interruptsOf(const HostSnapshot& s) {
 // irq.cpus auto's earlier /proc/interrupts reading, lent to a plan (PlanMemory::families, under
 // "irq"): "other work" is then the rate since, not the count since boot.
 struct InterruptsBefore {
-    const InterruptCounts* counts = nullptr;
+    const InterruptCounts* counts = nullptr;  // null: no recent reading (counts since boot)
     double seconds = 0;  // how long before this plan's snapshot it was taken
+    // Without a recent reading (a daemon just started, or restarted by an upgrade): the IRQ
+    // affinities the journal holds as applied, by setting id. An IRQ still where rxtune's journal
+    // put it stays there until a measured rate says otherwise: the counts since boot of the CPU it
+    // served include the work that placement brought, and would move it at every restart.
+    const std::map<std::string, std::string>* journaled = nullptr;
 };
 
 // The IRQ family's hooks (knobs/irq_hooks.cpp): the reading it keeps from run to run, and telling

@@ -564,6 +564,38 @@ TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, 
     CHECK(lines(kept.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 4"});
 }
 
+TEST_CASE("irq.cpus auto without a reading: an IRQ where rxtune's journal put it stays there", "[knobs][irq]") {
+    // A daemon restarted (an upgrade): no rate yet, and the counts since boot of the CPU the IRQ
+    // served include the work that placement brought. Since boot CPU 3 is the least busy; the IRQ
+    // is on CPU 4.
+    test::TempTree tree{"r8125-irqbalance"};
+    tree.put("proc/irq/130/smp_affinity_list", "4\n");
+    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    FileTree fs(tree.path().string());
+    auto planWith = [&](const std::map<std::string, std::string>& journaled, const InterruptCounts* counts = nullptr) {
+        test::FakeNetlink nl(tree.path());
+        PlanRequest req;
+        req.explain = true;
+        req.memory.families["irq"] = InterruptsBefore{counts, counts ? 10.0 : 0.0, &journaled};
+        return preparePlan(profile, fs, nl, req).value();
+    };
+    // Not journaled: the least busy since boot.
+    CHECK(lines(planWith({}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    // Journaled where it is: kept, and said why.
+    auto ours = planWith({{"enp3s0 irq 130 enp3s0", "4"}});
+    CHECK(lines(ours.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 4"});
+    std::string explained;
+    for (const auto& e : ours.plan.explanation) explained += e + "\n";
+    CHECK(explained.find("enp3s0: irq cpu 4 kept: rxtune's journal put the IRQ there") != std::string::npos);
+    // The journal says another CPU (someone moved it since), another owner, or a reading to rate
+    // by: the usual choice.
+    CHECK(lines(planWith({{"enp3s0 irq 130 enp3s0", "5"}}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    CHECK(lines(planWith({{"enp3s0 irq 130 other", "4"}}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    InterruptCounts before = interruptsOf(ours.snapshot);
+    before.perCpu[4] -= 50000;  // CPU 4 served 5000 other interrupts/s since, the others none: CPU 0 first
+    CHECK(lines(planWith({{"enp3s0 irq 130 enp3s0", "4"}}, &before).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 0"});
+}
+
 TEST_CASE("apply tells irqbalance before its writes: after its first pass, then waits for the rescan", "[knobs][irq]") {
     PinRig rig;
     auto& [tree, state, fs, knobs, store, runDir] = rig;
