@@ -71,12 +71,29 @@ spec = "[detect],[tune]~[crash],[daemon],[napi]~[auto],[status],[xdp],[coalesce]
 sys.exit(subprocess.run(test["cmd"] + [spec], env=env).returncode)
 PY
 }
+# The package stage's .debs are built meanwhile, in the background at the lowest CPU priority
+# (tests/package/build_deb.sh: about 4 minutes of two cores alone): the integration stages wait on
+# timers and on the kernel most of the time (about a third of two cores busy), and the build takes
+# the idle cycles, not theirs. The package stage waits for it.
+deb_log="$logs/deb-build.log"
+deb_start=$SECONDS
+setsid nice -n 19 tests/package/build_deb.sh "$deb_log" > "$deb_log.tail" 2>&1 &
+deb_pid=$!
+trap 'kill -TERM -- -$deb_pid 2>/dev/null; rm -rf "$logs"' EXIT
+deb_built() {
+  local rc=0
+  wait "$deb_pid" || rc=$?
+  echo "the .debs, built in the background since the stages began: $((SECONDS - deb_start)) s, exit $rc"
+  [ $rc -eq 0 ] || { cat "$deb_log.tail"; return 1; }
+}
+package() { deb_built && REUSE_DEB=1 tests/package/test_package.sh; }
+
 stage "integration"          meson test -C "$BUILD" --suite integration --print-errorlogs
 stage "unit (asan+ubsan)"    meson test -C "$BUILD_ASAN" --suite unit --print-errorlogs
 stage "integration, rxtune from asan+ubsan" asan_rxtune
 stage "lab smoke"            env BUILD="$BUILD" python3 bench/lab.py --smoke
 stage "staged install"       tests/package/staged_install.sh "$BUILD"
-stage "package"              tests/package/test_package.sh
+stage "package"              package
 stage "irqbalance (real binary)" tests/package/irqbalance_real.sh "$BUILD"
 # The oldest kernel users run (Debian 11's 5.10), Debian 12's own (6.1) and the newest (trixie-
 # backports' 7.3) booted under QEMU with virtio-net and e1000e, and as a microVM (docs/VM.md).

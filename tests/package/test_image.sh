@@ -23,7 +23,7 @@ fail() { echo "FAIL: $*"; [ -f "$TMP/log" ] && tail -30 "$TMP/log"; exit 1; }
 
 step "build the image from the .deb"
 if ! ls build-deb/rxtune_*_*.deb >/dev/null 2>&1; then
-  DEB_BUILD_OPTIONS="nocheck noopt noautodbgsym parallel=$(nproc)" make --no-print-directory deb > "$TMP/deb.log" 2>&1 || { tail -40 "$TMP/deb.log"; exit 1; }
+  tests/package/build_deb.sh "$TMP/deb.log"
 fi
 DEB=$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)
 packaging/image/build.sh "$DEB" build-image

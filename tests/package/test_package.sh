@@ -27,15 +27,10 @@ for p in rxtune rxtune-datapath; do
 done
 
 step "make deb"
-# REUSE_DEB=1 tests the package already in build-deb/ (for iterating on this script).
+# REUSE_DEB=1 tests the package already in build-deb/ (tests/run_all.sh builds it meanwhile, in
+# the background; or for iterating on this script).
 if [ -z "${REUSE_DEB:-}" ]; then
-  # nocheck: make test has run the unit tests on this tree already; the package build skips them.
-  # noopt (-O0) and noautodbgsym: what is tested here is the packaging (files, units, maintainer
-  # scripts, capabilities), and the optimised code has been tested in the release build; a third
-  # optimised compile of the agent took 2 of make test's minutes on 2 cores. `make deb` builds it
-  # as Debian does.
-  DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-nocheck noopt noautodbgsym} parallel=$(nproc)" make --no-print-directory deb > "$TMP/deb.log" 2>&1 ||
-    { tail -40 "$TMP/deb.log"; exit 1; }
+  tests/package/build_deb.sh "$TMP/deb.log"
 fi
 DEB=$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)
 DPDEB=$(ls build-deb/rxtune-datapath_*_*.deb | grep -v dbgsym)
