@@ -16,7 +16,7 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 BUILD      ?= build
 BUILD_ASAN ?= build-asan
 BUILD_FUZZ ?= build-fuzz
-FUZZ_SECONDS ?= 4
+FUZZ_SECONDS ?= 2
 # make fuzz-soak: each target until it has run FUZZ_SOAK_RUNS inputs or FUZZ_SOAK_SECONDS, whichever
 # comes first; what it finds is merged, minimised, into tests/fuzz/corpus/.
 FUZZ_SOAK_RUNS ?= 1000000

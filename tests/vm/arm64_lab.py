@@ -316,7 +316,7 @@ def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
     ok("mode auto under the flood: the daemon runs and restores the originals after", "ActiveState=active" in boot["auto_unit"].out and
        "NRestarts=0" in boot["auto_unit"].out and system_lab.knob_map(boot["after_auto"].out) == system_lab.knob_map(boot["before_daemon"].out),
        boot["auto_unit"].out + boot["after_auto"].out)
-    trialled = "trying rps_big, then rps (_big: the biggest cores" in enable
+    trialled = "trying rps_big (CPUs " in enable and "then rps (CPUs " in enable
     ok("mode auto: where the receive CPU saturates, RPS on the big cores and on all are trialled, then judged", trialled and bool(keep) or
        not enable, aj[-3000:] + "\n" + boot["auto_metrics"].out, "mode auto: big cores against all",
        degraded=None if enable else "the receive CPU did not saturate under this flood (no trial)")

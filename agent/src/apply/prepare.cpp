@@ -146,7 +146,11 @@ Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, co
         char margins[160];
         std::snprintf(margins, sizeof margins, "%.0f s each; keeps the one that delivers most if it beats no steering by %.0f%%",
                       t.windowSeconds, t.gainMargin * 100);
-        lines.push_back("candidates (steering.auto.candidates), tried in this order by the daemon: " + candidateOrder(t.candidates) + ", " + margins +
+        // The daemon's own order (big/little hosts: each mode on the biggest cores first), onto the
+        // CPUs this look chose, or where none qualifies now, every eligible one.
+        const CpuSet onto = c.targets.empty() ? scope->candidates - CpuSet::of({scope->rxCpu}) : c.targets;
+        const auto order = trialOrder(t.candidates.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : t.candidates, onto, scope->biggest);
+        lines.push_back("trials (steering.auto.candidates), in the daemon's order: " + trialOrderText(order) + ", " + margins +
                         "; judged on what the stack delivered (TCP segments in, UDP datagrams read, forwarded), losses beside it");
         lines.push_back("this one-shot command cannot try them: it " +
                         std::string(c.targets.empty() ? "leaves steering off" : "applies the first, " + std::string(candidateName(first))) +

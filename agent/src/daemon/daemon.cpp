@@ -380,6 +380,10 @@ void Agent::writeStatus() const {
             i["mode"] = candidateName(m->mode());
             i["targets"] = m->targets().toList();
             if (const AutoTrial* t = m->current()) i["trial"] = trialName(*t);
+            // The trials of the attempt in progress or last judged, in the order they ran.
+            nlohmann::json order = nlohmann::json::array();
+            for (const auto& t : m->trials()) order.push_back({{"trial", trialName(t)}, {"targets", t.targets.toList()}});
+            i["trial_order"] = std::move(order);
         }
         if (auto it = auto_.said().find(name); it != auto_.said().end())
             i["last_decision"] = {{"decision", it->second.decision}, {"reason", it->second.reason}, {"detail", it->second.detail}};

@@ -65,12 +65,6 @@ double deviceDeliveredPps(double rxPps, double softnetDropPps, bool countsAfterB
     return countsAfterBacklog ? rxPps : std::max(0.0, rxPps - softnetDropPps);
 }
 
-std::string candidateOrder(const std::vector<SteeringMode>& modes) {
-    std::string order;
-    for (SteeringMode m : modes) order += std::string(order.empty() ? "" : ", then ") + candidateName(m);
-    return order;
-}
-
 std::string trialName(const AutoTrial& t) { return std::string(candidateName(t.mode)) + (t.bigOnly ? "_big" : ""); }
 
 const char* candidateName(SteeringMode m) { return isAutoCandidate(m) ? toString(m) : toString(SteeringMode::kNone); }
@@ -189,16 +183,13 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
     rxCpu_ = rxCpu;
     state_ = AutoState::kTrial;
     if (modes.empty()) modes = {SteeringMode::kRps};
-    const CpuSet big = queueTrials(modes, c.targets, biggest);
+    trials_ = trialOrder(modes, c.targets, biggest);
     trialIdx_ = 0;
     startTrial(s.at);
-    std::string order;
-    for (const auto& tr : trials_) order += (order.empty() ? "" : ", then ") + trialName(tr);
     d.decision = "enable";
     d.reason = "saturated";
     d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) + " lost/s; trying " +
-               order + (!big.empty() ? " (_big: the biggest cores " + big.toList() + " only)" : "") + ", " + pps(t_.windowSeconds) +
-               " s each";
+               trialOrderText(trials_) + ", " + pps(t_.windowSeconds) + " s each";
     d.changed = true;
     return d;
 }
@@ -221,18 +212,21 @@ bool AutoSteer::napiWithoutSpare(Choice& c, std::vector<SteeringMode>& modes, un
     return true;
 }
 
-// The trials in order. Where the targets hold cores of more than one size, RPS and XDP are tried
-// on the biggest of them alone and on all (the planner already puts a NAPI kthread on the biggest
-// of its targets: one trial). Returns those biggest cores where both are tried, else empty.
-CpuSet AutoSteer::queueTrials(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest) {
+std::vector<AutoTrial> trialOrder(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest) {
     const CpuSet big = biggest & targets;
     const bool both = !big.empty() && big != targets;
-    trials_.clear();
+    std::vector<AutoTrial> out;
     for (SteeringMode m : modes) {
-        if (both && m != SteeringMode::kNapi) trials_.push_back({m, true, big});
-        trials_.push_back({m, false, targets});
+        if (both && m != SteeringMode::kNapi) out.push_back({m, true, big});
+        out.push_back({m, false, targets});
     }
-    return both ? big : CpuSet{};
+    return out;
+}
+
+std::string trialOrderText(const std::vector<AutoTrial>& trials) {
+    std::string order;
+    for (const auto& t : trials) order += (order.empty() ? "" : ", then ") + trialName(t) + " (CPUs " + t.targets.toList() + ")";
+    return order;
 }
 
 AutoDecision AutoSteer::stepTrial(const AutoSample& s) {

@@ -64,7 +64,6 @@ enum class AutoState { kOff, kTrial, kOn, kBackoff };
 const char* toString(AutoState s);
 
 const char* candidateName(SteeringMode m);  // "rps", "xdp"; "none" for no steering
-std::string candidateOrder(const std::vector<SteeringMode>& modes);  // "rps, then xdp"
 
 struct AutoDecision {
     std::string decision;  // "enable", "try", "keep", "undo", "hold", "retry"; empty: nothing new
@@ -87,6 +86,15 @@ struct AutoTrial {
 };
 
 std::string trialName(const AutoTrial& t);  // "rps", or "rps_big" for the big cores only (logs, metrics)
+
+// The trials the daemon runs, in its order: each mode of `modes` onto `targets`, and where
+// `biggest` (the biggest cores of the candidates, on a host whose cores differ) holds some but not
+// all of the targets, RPS and XDP first onto those alone (a NAPI kthread is put on the biggest
+// of its targets by the planner: one trial). The one list the daemon queues, its log, status and
+// plan --explain show.
+std::vector<AutoTrial> trialOrder(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest);
+// "rps_big (CPUs 0-3), then rps (CPUs 0-7), then xdp_big (CPUs 0-3), then xdp (CPUs 0-7)"
+std::string trialOrderText(const std::vector<AutoTrial>& trials);
 
 class AutoSteer {
 public:
@@ -148,7 +156,6 @@ private:
     AutoDecision stepOn(const AutoSample& s);
     bool napiWithoutSpare(Choice& c, std::vector<SteeringMode>& modes, unsigned rxCpu, const CpuSet& candidates,
                           const CpuSet& rxSiblings) const;
-    CpuSet queueTrials(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest);
     AutoDecision judge(double at, const std::string& results);
     void startTrial(double at) {
         mode_ = trials_[trialIdx_].mode;

@@ -120,3 +120,25 @@ TEST_CASE("auto control: on big and little cores every trial gets its apply; all
     REQUIRE(control.machine("enP7s7"));
     CHECK(control.machine("enP7s7")->state() == AutoState::kBackoff);
 }
+
+TEST_CASE("auto: plan --explain lists the trials in the order the daemon runs them, big cores first", "[daemon][auto][capacity]") {
+    Host host("gb10-big-little", "enP7s7");
+    const Profile profile = autoProfile();
+    const AutoRaw before = host.next(100000);
+    const AutoRaw after = host.next(100000);
+    auto in = decideAutoOnce(profile, host.fs, host.snap, {"enP7s7"}, before, after);
+    REQUIRE(in);
+    std::string explained;
+    for (const auto& l : in->explain.at("enP7s7")) explained += l + "\n";
+    INFO(explained);
+    // The daemon's machine, stepped over the same readings, queues the same trials.
+    Metrics metrics("test");
+    AutoControl control(metrics);
+    Host same("gb10-big-little", "enP7s7");
+    for (int i = 0; i < 4; ++i) control.step(profile, same.fs, same.snap, same.next(100000), {"enP7s7"}, [](const AutoInputs&) { return true; });
+    REQUIRE(control.machine("enP7s7"));
+    REQUIRE(control.machine("enP7s7")->trials().size() == 4);
+    const std::string order = trialOrderText(control.machine("enP7s7")->trials());
+    CHECK(order.starts_with("xdp_big (CPUs "));
+    CHECK(explained.find("trials (steering.auto.candidates), in the daemon's order: " + order + ", ") != std::string::npos);
+}

@@ -252,7 +252,7 @@ TEST_CASE("auto: candidates are tried in order, one window each; the one that de
     AutoSteer a(fast(kBoth));
     auto e = enable(a, 100000);
     REQUIRE(e.decision == "enable");
-    CHECK(e.detail.find("trying rps, then xdp, 10 s each") != std::string::npos);
+    CHECK(e.detail.find("trying rps (CPUs 1-3), then xdp (CPUs 1-3), 10 s each") != std::string::npos);
     CHECK(a.mode() == SteeringMode::kRps);
     // RPS: 150k. Then XDP: 190k, kept; XDP is in place already, so nothing changes.
     auto t = window(a, 3, 150000);
@@ -393,7 +393,7 @@ TEST_CASE("auto: busy other CPUs: napi, where it is a candidate, is tried alone 
     for (int i = 1; i <= 3; ++i) d = a.step(sample(i, 100000, 0.8, 1.0, 0.95), 0, kAll, kRxOnly);
     REQUIRE(d.decision == "enable");
     CHECK(d.detail.find("no other CPU has 25% idle for RPS or XDP") != std::string::npos);
-    CHECK(d.detail.find("trying napi,") != std::string::npos);
+    CHECK(d.detail.find("trying napi (CPUs 1-3),") != std::string::npos);
     CHECK(a.mode() == SteeringMode::kNapi);
     CHECK(a.targets() == CpuSet::of({1, 2, 3}));
     // Judged like any trial: better than none, kept.
@@ -420,8 +420,15 @@ TEST_CASE("auto: where the cores differ, RPS and XDP are each tried on the bigge
     AutoDecision e;
     for (int i = 1; i <= 3; ++i) e = a.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly, big);
     REQUIRE(e.decision == "enable");
-    CHECK(e.detail.find("trying rps_big, then rps, then xdp_big, then xdp (_big: the biggest cores 2-3 only), 10 s each") !=
+    CHECK(e.detail.find("trying rps_big (CPUs 2-3), then rps (CPUs 1-3), then xdp_big (CPUs 2-3), then xdp (CPUs 1-3), 10 s each") !=
           std::string::npos);
+    // The one list the daemon queues, its log, status and plan --explain show.
+    const auto order = trialOrder({SteeringMode::kRps, SteeringMode::kXdp}, CpuSet::of({1, 2, 3}), big);
+    REQUIRE(order.size() == 4);
+    CHECK(trialOrderText(order) == "rps_big (CPUs 2-3), then rps (CPUs 1-3), then xdp_big (CPUs 2-3), then xdp (CPUs 1-3)");
+    CHECK(trialOrderText(trialOrder({SteeringMode::kRps, SteeringMode::kNapi}, CpuSet::of({1, 2, 3}), big)) ==
+          "rps_big (CPUs 2-3), then rps (CPUs 1-3), then napi (CPUs 1-3)");
+    CHECK(trialOrderText(trialOrder({SteeringMode::kRps}, CpuSet::of({2, 3}), big)) == "rps (CPUs 2-3)");
     REQUIRE(a.trials().size() == 4);
     CHECK(a.mode() == SteeringMode::kRps);
     CHECK(a.targets() == big);
