@@ -71,7 +71,8 @@ test = next(t for t in json.loads(subprocess.check_output(["meson", "introspect"
 env = {**os.environ, **test["env"]}
 asan_spec = "[detect],[tune]~[crash],[daemon],[napi]~[auto],[status],[xdp],[coalesce]"
 def names(spec):
-    out = subprocess.run(test["cmd"] + ([spec] if spec else []) + ["--list-test-names-only"], env=env, check=True,
+    # (Catch2 2's listing exits with the number of tests it lists.)
+    out = subprocess.run(test["cmd"] + ([spec] if spec else []) + ["--list-test-names-only"], env=env,
                          capture_output=True, text=True).stdout
     return [n for n in out.splitlines() if n.strip()]
 def escaped(name):  # a test name as one term of a Catch2 test spec
@@ -85,7 +86,9 @@ else:
     rest = [n for n in names("") if n not in under_asan]
     print(f"{len(rest)} test cases here, {len(under_asan)} with the ASan/UBSan rxtune")
     spec = ",".join(escaped(n) for n in rest)
-sys.exit(subprocess.run(test["cmd"] + ["--reporter", "compact", spec], env=env).returncode)
+if not spec:
+    sys.exit("no test case to run")
+sys.exit(subprocess.run(test["cmd"] + [spec], env=env).returncode)
 PY
 }
 stage "integration, rxtune from release" integration release
