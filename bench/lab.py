@@ -360,7 +360,7 @@ class Lab:
 
 
 GATEWAY = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: rps\n"
-AUTO = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: auto\n  auto: {sustain: 2, window: 6s}\n"
+AUTO = "include: single-queue-gateway\nmatch:\n  virtual: include\nsteering:\n  mode: auto\n  auto: {sustain: 2s, window: 6s}\n"
 AUTO_NAPI = AUTO.replace("window: 6s}", "window: 6s, candidates: [rps, xdp, napi]}")
 SCENARIOS = {
     "untuned": None,

@@ -40,7 +40,7 @@ struct AutoLab : VethPair {
     void writeProfile(const std::string& share, const std::string& candidates = "[rps, xdp]") const {
         std::ofstream(tmp.path / "auto.yaml") << "match:\n  interfaces: [fb]\n  virtual: include\n"
                                                  "steering:\n  mode: auto\n  xps: false\n  default_mask: false\n"
-                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 4, window: 3s, backoff: 10m, "
+                                                 "  auto: {" << share << ", busy: 0.8, min_spare: 0.2, sustain: 2s, window: 3s, backoff: 10m, "
                                                  "candidates: " << candidates << "}\n";
     }
     // The receive path of a gateway costs: `filters` u32 classifiers that every packet walks on

@@ -62,7 +62,7 @@ AUTO_PROFILE = """match:
 steering:
   mode: auto
   cpus: all
-  auto: {candidates: [rps], sustain: 2, window: 6s, rx_share: 0.15, busy: 0.5}
+  auto: {candidates: [rps], sustain: 2s, window: 6s, rx_share: 0.15, busy: 0.5}
 """
 FLOOD_SECONDS = 45
 

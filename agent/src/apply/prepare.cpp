@@ -71,26 +71,14 @@ Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Top
     return {};
 }
 
-Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const std::map<unsigned, SoftnetRow>* softnet,
-                            const std::optional<StackCounters>* stack, const std::map<unsigned, CpuJiffies>* cpus,
-                            const Clock* clock) {
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap) {
     AutoRaw raw;
-    const SystemClock system;
-    raw.at = (clock ? *clock : static_cast<const Clock&>(system)).monotonicSeconds();
-    if (cpus) {
-        raw.cpu = *cpus;
-    } else {
-        auto read = readProcStat(fs);
-        if (!read) return failWith(read.error());
-        raw.cpu = std::move(*read);
-    }
-    std::map<unsigned, SoftnetRow> read;
-    if (!softnet) {
-        auto rows = readSoftnetStat(fs, snap.host.online.cpus());
-        if (!rows) return failWith(rows.error());
-        read = std::move(*rows);
-        softnet = &read;
-    }
+    raw.at = SystemClock().monotonicSeconds();
+    auto cpus = readProcStat(fs);
+    if (!cpus) return failWith(cpus.error());
+    raw.cpu = std::move(*cpus);
+    auto softnet = readSoftnetStat(fs, snap.host.online.cpus());
+    if (!softnet) return failWith(softnet.error());
     for (const auto& [cpu, row] : *softnet) {
         raw.softnetDrops += row.dropped;
         raw.squeezes[cpu] = row.timeSqueeze;
@@ -99,13 +87,9 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap, const 
         raw.rxPackets[n.name] = n.stats.rxPackets;
         if (rxCountedAfterBacklog(n)) raw.rxAfterBacklog.insert(n.name);
     }
-    if (stack) {
-        raw.stack = *stack;
-    } else {
-        auto read = readStackCounters(fs);
-        if (!read) return failWith(read.error());
-        raw.stack = *read;
-    }
+    auto stack = readStackCounters(fs);
+    if (!stack) return failWith(stack.error());
+    raw.stack = *stack;
     return raw;
 }
 

@@ -53,12 +53,8 @@ Result<Prepared> preparePlan(const Profile& profile, const FileTree& fs, Netlink
 Result<void> addCgroupCpus(const Profile& profile, const FileTree& fs, const Topology& host, PlanOptions& opts);
 
 // mode auto's raw counters now: /proc/stat, softnet drops and squeezes, the stack's delivered and
-// lost counters, each NIC's RX packets (from snap). `softnet`, `stack`, `cpus` (/proc/stat): what
-// the caller has read already (else read here). The daemon adds BPF NET_RX time where it has it.
-Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap,
-                            const std::map<unsigned, SoftnetRow>* softnet = nullptr,
-                            const std::optional<StackCounters>* stack = nullptr,
-                            const std::map<unsigned, CpuJiffies>* cpus = nullptr, const Clock* clock = nullptr);
+// lost counters, each NIC's RX packets (from snap). The daemon adds BPF NET_RX time where it has it.
+Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap);
 
 // This network namespace's stack counters (StackCounters); nullopt where procfs has no snmp.
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs);

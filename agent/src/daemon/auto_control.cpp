@@ -7,15 +7,17 @@
 
 namespace rxtune {
 
-void AutoControl::sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const Readings& read,
-                         const std::vector<std::string>& steered, const Apply& apply) {
-    auto raw = readAutoRaw(fs, snap, &read.softnet, &read.stack, read.cpus);
+void AutoControl::sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap,
+                         const std::optional<BpfControl::Reading>& bpf, const std::vector<std::string>& steered, const Apply& apply) {
+    auto raw = readAutoRaw(fs, snap);
     if (!raw) {
         LOG_W("auto: " + raw.error().message());
         return;
     }
-    if (read.bpf)
-        for (const auto& [cpu, v] : *read.bpf) raw->netRxNs[cpu] = v.netRxNs;
+    if (bpf) {
+        raw->netRxNs = bpf->netRxNs;
+        raw->netRxSpell = bpf->spell;
+    }
     step(profile, fs, snap, std::move(*raw), steered, apply);
 }
 

@@ -1,6 +1,7 @@
 // AutoControl: steering mode auto in the daemon: one state machine per steered interface, fed a
-// reading per metrics interval; a change of mind is applied through a callback, and a candidate
-// that cannot be put in place is skipped for the next.
+// reading per tick of auto's own clock (steering.auto.interval, not metrics_interval); a change
+// of mind is applied through a callback, and a candidate that cannot be put in place is skipped
+// for the next.
 #pragma once
 
 #include <functional>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "apply/prepare.hpp"
-#include "bpf/softirq_accounting.hpp"
+#include "daemon/bpf_control.hpp"
 #include "metrics/metrics.hpp"
 #include "planner/auto_steer.hpp"
 
@@ -23,15 +24,9 @@ public:
     // apply: carries the inputs out (a reconcile); false when it failed (its writes undone).
     using Apply = std::function<bool(const AutoInputs&)>;
 
-    // What the daemon's metrics sample has read already, handed on so that nothing is read twice.
-    struct Readings {
-        const std::map<unsigned, SoftnetRow>& softnet;
-        const std::optional<StackCounters>& stack;
-        const std::map<unsigned, CpuSoftirq>* bpf = nullptr;  // exact NET_RX time, where the interval was wholly measured
-        const std::map<unsigned, CpuJiffies>* cpus = nullptr;  // /proc/stat; null: read here
-    };
-    // Takes the counters (the readings, snap: each NIC's; the rest read from fs) and steps.
-    void sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const Readings& read,
+    // One tick: takes the counters (snap: the steered NICs'; bpf: the programs' NET_RX time where
+    // attached; the rest read from fs) and steps.
+    void sample(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const std::optional<BpfControl::Reading>& bpf,
                 const std::vector<std::string>& steered, const Apply& apply);
     // The same with the reading given: the first one only sets the baseline.
     void step(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, AutoRaw raw,

@@ -47,9 +47,21 @@ void BpfControl::reconfigure(const DaemonConfig& current, DaemonConfig& next) {
     // auto <-> on, or a new rate: the governor starts over; `on` attaches paused programs.
     setGovernor(next);
     if (!governor_ && !source_->attached()) {
-        if (auto ok = source_->resume()) metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
-        else LOG_W("BPF softirq accounting stays paused: " + ok.error().message());
+        if (auto ok = source_->resume()) {
+            ++spell_;
+            metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
+        } else LOG_W("BPF softirq accounting stays paused: " + ok.error().message());
     }
+}
+
+std::optional<BpfControl::Reading> BpfControl::read() {
+    if (!source_ || !source_->attached()) return std::nullopt;
+    auto v = source_->read();
+    if (!v) return std::nullopt;  // the metrics interval says why
+    Reading r;
+    r.spell = spell_;
+    for (const auto& [cpu, c] : *v) r.netRxNs[cpu] = c.netRxNs;
+    return r;
 }
 
 std::optional<std::map<unsigned, CpuSoftirq>> BpfControl::sample(const std::map<unsigned, std::uint64_t>& netRxCounts, double at) {
@@ -77,6 +89,7 @@ std::optional<std::map<unsigned, CpuSoftirq>> BpfControl::sample(const std::map<
     const GovernorStep g = governor_->step(at, netRxCounts, source_->attached());
     if (g.action == GovernorStep::Action::kPause) {
         source_->pause();
+        ++spell_;
         prev_.reset();  // the next interval is not measured whole
         shares_.clear();
         metrics_.setBpfState("softirq", BpfAvailability::kPaused);
@@ -86,6 +99,7 @@ std::optional<std::map<unsigned, CpuSoftirq>> BpfControl::sample(const std::map<
             LOG_W("BPF softirq accounting stays paused: " + ok.error().message());
             return out;
         }
+        ++spell_;
         metrics_.setBpfState("softirq", BpfAvailability::kAvailable);
         LOG_N("BPF softirq accounting: " + g.detail);
     }

@@ -29,6 +29,15 @@ public:
     // the governor's turn on the NET_RX softirq counts.
     std::optional<std::map<unsigned, CpuSoftirq>> sample(const std::map<unsigned, std::uint64_t>& netRxCounts, double at);
 
+    // Mode auto's own clock, between metrics intervals: each CPU's NET_RX time so far, with the
+    // number of the spell of attached time it belongs to (the programs count nothing while
+    // paused, so only two readings of one spell span measured time). Nothing while detached.
+    struct Reading {
+        std::map<unsigned, std::uint64_t> netRxNs;
+        unsigned spell = 0;
+    };
+    std::optional<Reading> read();
+
     bool loaded() const { return source_ != nullptr; }
     // Each CPU's NET_RX share of the last interval the programs measured whole; empty if none.
     const std::map<unsigned, double>& lastShares() const { return shares_; }
@@ -44,6 +53,7 @@ private:
     std::optional<std::map<unsigned, CpuSoftirq>> prev_;  // the last reading, if the programs stayed attached since
     double prevAt_ = 0;
     std::map<unsigned, double> shares_;
+    unsigned spell_ = 0;  // counts the pauses and resumptions
 };
 
 }  // namespace rxtune

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -148,7 +149,7 @@ public:
         reconciler_.setRunDir(cfg_.runDir);
     }
     ~Agent() {
-        for (sd_event_source* s : {driftSrc_, metricsSrc_, idleSrc_, debounceSrc_}) sd_event_source_unref(s);
+        for (sd_event_source* s : {driftSrc_, metricsSrc_, autoSrc_, idleSrc_, debounceSrc_}) sd_event_source_unref(s);
         sd_event_unref(event_);
     }
     Agent(const Agent&) = delete;
@@ -167,9 +168,15 @@ private:
     struct Periodic {
         Agent* agent = nullptr;
         bool Agent::*due = nullptr;
-        std::chrono::milliseconds DaemonConfig::*period = nullptr;
+        std::chrono::milliseconds (*period)(const Agent&) = nullptr;
     };
-    Periodic driftTimer_, metricsTimer_;  // the timers' userdata, as long as the loop
+    Periodic driftTimer_, metricsTimer_, autoTimer_;  // the timers' userdata, as long as the loop
+    // Mode auto's own clock (steering.auto.interval); without mode auto it ticks at the metrics
+    // interval and does nothing.
+    std::chrono::milliseconds autoPeriod() const {
+        if (profile_.steering.mode != SteeringMode::kAuto) return cfg_.metricsInterval;
+        return std::chrono::milliseconds(std::max<long long>(1, std::llround(profile_.steering.autoThresholds.intervalSeconds * 1000)));
+    }
 
     bool reconcile(Why why, const std::set<std::string>* devices = nullptr) {
         const bool autoMode = profile_.steering.mode == SteeringMode::kAuto;
@@ -178,6 +185,7 @@ private:
         return ok;
     }
     void sample();
+    void sampleAuto();  // one tick of mode auto's clock
     // The snapshot the metrics need: the host, and the devices metrics_interfaces selects (read
     // one by one, so the cost follows the selected devices, not the node's).
     Result<HostSnapshot> metricsSnapshot();
@@ -214,11 +222,11 @@ private:
     UniqueFd uevents_;
 
     sd_event* event_ = nullptr;
-    sd_event_source *driftSrc_ = nullptr, *metricsSrc_ = nullptr, *idleSrc_ = nullptr;
+    sd_event_source *driftSrc_ = nullptr, *metricsSrc_ = nullptr, *autoSrc_ = nullptr, *idleSrc_ = nullptr;
     // What the handlers found due since the last idle turn.
     std::set<std::string> dueDevices_;  // named by events
     bool fullDue_ = false;              // an event that names no device (lost events): look at all
-    bool driftDue_ = false, metricsDue_ = false, reloadDue_ = false, changeDue_ = false;
+    bool driftDue_ = false, metricsDue_ = false, autoDue_ = false, reloadDue_ = false, changeDue_ = false;
     long reloadToken_ = 0;          // `rxtune reload`'s, from the queued signal's value (0: plain SIGHUP)
     unsigned long reloadSeq_ = 0;   // reload.json's sequence number
     std::string refusedFingerprint_;  // the broken contents last refused on a change (said once)
@@ -262,7 +270,7 @@ void Agent::onIdle() {
     // A turn for events about devices that concern nobody (a node's pods churning): let the next
     // ones gather in the sockets for a moment, so that they are read in batches, not one wake-up
     // each. An event that matters waits at most this long behind them.
-    const bool noise = !eventDue && !driftDue_ && !metricsDue_ && !reloadDue_ && !changeDue_;
+    const bool noise = !eventDue && !driftDue_ && !metricsDue_ && !autoDue_ && !reloadDue_ && !changeDue_;
     // The drift timer and a reload look at everything, and so does an event that names nothing.
     if (reloadDue_ || changeDue_) reload(reloadDue_);
     else if (fullDue_ || driftDue_) reconcile(eventDue ? Why::kEvent : Why::kDrift);
@@ -279,7 +287,8 @@ void Agent::onIdle() {
     dueDevices_.clear();
     firstEvent_.reset();
     if (metricsDue_) sample();
-    metricsDue_ = false;
+    if (autoDue_) sampleAuto();
+    metricsDue_ = autoDue_ = false;
     if (noise) std::this_thread::sleep_for(kNoiseBatch);
 }
 
@@ -356,12 +365,22 @@ void Agent::sample() {
     auto stack = readStackCounters(fs_);
     if (!stack) LOG_W("metrics: " + stack.error().message());
     else if (*stack) metrics_.updateStack(**stack);
-    // auto's samples fall back to /proc/stat for any interval the programs did not wholly measure.
-    const auto bpfNow = bpf_.sample(*netRx, monotonicSeconds());
-    if (profile_.steering.mode == SteeringMode::kAuto && stack)
-        auto_.sample(profile_, fs_, *snap, {*softnet, *stack, bpfNow ? &*bpfNow : nullptr, stat ? &*stat : nullptr},
-                     reconciler_.steered(), [&](const AutoInputs&) { return reconcile(Why::kAuto); });
+    bpf_.sample(*netRx, monotonicSeconds());
     writeStatus();
+}
+
+// Mode auto on its own clock: the steered devices' counters and the host's CPU, softnet and stack
+// counters, read each tick (a few procfs files and one netlink look per device); the metrics
+// interval's status file catches up with what it decided.
+void Agent::sampleAuto() {
+    const auto& steered = reconciler_.steered();
+    if (profile_.steering.mode != SteeringMode::kAuto || steered.empty()) return;
+    auto snap = takeSnapshot(fs_, nl_, steered, true);
+    if (!snap) {
+        LOG_W("auto: " + snap.error().message());  // a device that vanished mid-read: next tick
+        return;
+    }
+    auto_.sample(profile_, fs_, *snap, bpf_.read(), steered, [&](const AutoInputs&) { return reconcile(Why::kAuto); });
 }
 
 // <run-dir>/status.json, for `rxtune status`: what only the daemon knows (mode auto's state and
@@ -446,6 +465,7 @@ void Agent::reload(bool asked) {
     else auto_.clear();  // no longer auto: the static plan decides
     sd_event_source_set_time_relative(driftSrc_, usec(cfg_.driftInterval));
     sd_event_source_set_time_relative(metricsSrc_, usec(cfg_.metricsInterval));
+    sd_event_source_set_time_relative(autoSrc_, usec(autoPeriod()));
     LOG_N(std::string(asked ? "reloaded" : "reloaded (changed on disk)") + ": profile " + profile_.name + " " + profile_.digest);
     watchConfigDirs();
     reconcile(Why::kReload);
@@ -523,12 +543,13 @@ int Agent::addHandlers() {
         else sd_event_exit(sd_event_source_get_event(s), 0);
         return 0;
     };
-    driftTimer_ = {this, &Agent::driftDue_, &DaemonConfig::driftInterval};
-    metricsTimer_ = {this, &Agent::metricsDue_, &DaemonConfig::metricsInterval};
+    driftTimer_ = {this, &Agent::driftDue_, [](const Agent& a) { return a.cfg_.driftInterval; }};
+    metricsTimer_ = {this, &Agent::metricsDue_, [](const Agent& a) { return a.cfg_.metricsInterval; }};
+    autoTimer_ = {this, &Agent::autoDue_, [](const Agent& a) { return a.autoPeriod(); }};
     auto onTimer = [](sd_event_source* s, std::uint64_t, void* p) -> int {
         auto* t = static_cast<Periodic*>(p);
         t->agent->*(t->due) = true;
-        sd_event_source_set_time_relative(s, usec(t->agent->cfg_.*(t->period)));
+        sd_event_source_set_time_relative(s, usec(t->period(*t->agent)));
         sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
         return 0;
     };
@@ -549,6 +570,8 @@ int Agent::addHandlers() {
         if (rc >= 0) rc = sd_event_add_signal(event_, nullptr, sig, onSignal, this);
     if (rc >= 0) rc = sd_event_add_time_relative(event_, &driftSrc_, CLOCK_MONOTONIC, usec(cfg_.driftInterval), 0, onTimer, &driftTimer_);
     if (rc >= 0) rc = sd_event_add_time_relative(event_, &metricsSrc_, CLOCK_MONOTONIC, usec(cfg_.metricsInterval), 0, onTimer, &metricsTimer_);
+    // sd-event's default accuracy (0: 250 ms) would let a 250 ms clock tick every half second.
+    if (rc >= 0) rc = sd_event_add_time_relative(event_, &autoSrc_, CLOCK_MONOTONIC, usec(autoPeriod()), 1000, onTimer, &autoTimer_);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, links_->fd(), EPOLLIN, onLinks, this);
     if (rc >= 0) rc = sd_event_add_io(event_, nullptr, uevents_.get(), EPOLLIN, onUevent, this);
     if (rc >= 0) rc = addConfigWatch();

@@ -1,7 +1,9 @@
 #include "planner/auto_steer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <vector>
 
 #include "core/text.hpp"
@@ -24,7 +26,8 @@ AutoSample autoSample(const AutoRaw& a, const AutoRaw& b, const std::string& ifn
     AutoSample s;
     s.at = b.at;
     const double dt = std::max(1e-3, b.at - a.at);
-    const bool bpf = !a.netRxNs.empty() && !b.netRxNs.empty();
+    s.span = dt;
+    const bool bpf = !a.netRxNs.empty() && !b.netRxNs.empty() && a.netRxSpell == b.netRxSpell;
     for (const auto& [cpu, j] : b.cpu) {
         auto it = a.cpu.find(cpu);
         if (it == a.cpu.end() || j.total <= it->second.total) continue;
@@ -63,6 +66,47 @@ double deviceDeliveredPps(double rxPps, double softnetDropPps, bool countsAfterB
     // A NIC counts a frame when its driver hands it up, before the backlog may drop it; veth and
     // tap count only what netif_rx accepted. Taking the drops out twice once read a 2x gain as 0.
     return countsAfterBacklog ? rxPps : std::max(0.0, rxPps - softnetDropPps);
+}
+
+double Moments::variance() const {
+    if (n < 2) return 0;
+    const double m = mean();
+    return std::max(0.0, (squares - n * m * m) / (n - 1));
+}
+
+namespace {
+
+// Student's t, two-sided 99 %, by degrees of freedom (30 and up: the normal's 2.58 rounded up).
+double t99(unsigned df) {
+    static constexpr double kT[] = {0 /* df from 1 */, 63.66, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+                                    3.106, 3.055, 3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845};
+    if (df < std::size(kT)) return kT[df];
+    return df < 30 ? 2.83 : 2.75;
+}
+
+}  // namespace
+
+RatioEstimate estimateRatio(const Moments& trial, const Moments& baseline, double bar) {
+    RatioEstimate e;
+    if (trial.n == 0 || baseline.n == 0) return e;
+    const double mt = trial.mean(), mb = baseline.mean();
+    if (mb <= 0) {  // nothing got through before: anything delivered is a gain
+        e.ratio = e.low = e.high = mt > 0 ? 1e9 : 1;
+        e.verdict = mt > 0 ? RatioEstimate::Verdict::kAbove : RatioEstimate::Verdict::kBelow;
+        return e;
+    }
+    e.ratio = mt / mb;
+    if (std::min(trial.n, baseline.n) < 2) {  // no spread known yet
+        e.high = 1e9;
+        return e;
+    }
+    const double rel = (mt > 0 ? trial.variance() / (trial.n * mt * mt) : 0) + baseline.variance() / (baseline.n * mb * mb);
+    const double half = t99(std::min(trial.n, baseline.n) - 1) * e.ratio * std::sqrt(rel);
+    e.low = std::max(0.0, e.ratio - half);
+    e.high = e.ratio + half;
+    if (e.low > bar) e.verdict = RatioEstimate::Verdict::kAbove;
+    else if (e.high < bar) e.verdict = RatioEstimate::Verdict::kBelow;
+    return e;
 }
 
 std::string trialName(const AutoTrial& t) { return std::string(candidateName(t.mode)) + (t.bigOnly ? "_big" : ""); }
@@ -162,10 +206,10 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
         return d;
     }
     // The saturated samples in a row so far are the baseline a change is judged against.
-    baselineSum_ += s.deliveredPps;
-    baselineLoss_ += s.lossPps;
-    ++baselineN_;
-    if (baselineN_ < t_.sustain) return d;
+    if (baseline_.n == 0) spellStart_ = s.at - s.span;
+    baseline_.add(s.deliveredPps);
+    baselineLoss_.add(s.lossPps);
+    if (s.at - spellStart_ < t_.sustainSeconds - 1e-9 || baseline_.n < kMinBaseline) return d;
     Choice c = choose(s, rxCpu, candidates, rxSiblings);
     std::vector<SteeringMode> modes = t_.candidates;
     if (c.targets.empty() && !napiWithoutSpare(c, modes, rxCpu, candidates, rxSiblings)) {
@@ -177,8 +221,9 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
         }
         return d;
     }
-    baselinePps_ = mean(baselineSum_, baselineN_);
-    baselineLossRate_ = mean(baselineLoss_, baselineN_);
+    before_ = baseline_;
+    baselinePps_ = baseline_.mean();
+    baselineLossRate_ = baselineLoss_.mean();
     resetBaseline();
     rxCpu_ = rxCpu;
     state_ = AutoState::kTrial;
@@ -188,8 +233,9 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
     startTrial(s.at);
     d.decision = "enable";
     d.reason = "saturated";
-    d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) + " lost/s; trying " +
-               trialOrderText(trials_) + ", " + pps(t_.windowSeconds) + " s each";
+    d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) + " lost/s (" +
+               std::to_string(before_.n) + " samples); trying " + trialOrderText(trials_) + ", each until its result is clear, " +
+               pps(t_.windowSeconds) + " s at most";
     d.changed = true;
     return d;
 }
@@ -230,22 +276,35 @@ std::string trialOrderText(const std::vector<AutoTrial>& trials) {
 }
 
 AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
-    // The sample that straddles the change says little: count only those after it.
-    if (s.at - trialStart_ > 0) {
-        trialSum_ += s.deliveredPps;
-        trialLoss_ += s.lossPps;
-        ++trialN_;
+    // The sample that straddles the change (the apply came after the sample that decided it) says
+    // little: count only those after it.
+    if (!straddled_ || s.at <= trialStart_) {
+        straddled_ = straddled_ || s.at > trialStart_;
+        return {};
     }
-    const double after = mean(trialSum_, trialN_);
-    const bool cut = trialN_ >= t_.sustain && after < baselinePps_ * kCutShare;
-    if (!cut && (s.at - trialStart_ < t_.windowSeconds || trialN_ == 0)) return {};
+    trial_.add(s.deliveredPps);
+    trialLoss_.add(s.lossPps);
+    const double elapsed = s.at - trialStart_;
+    const RatioEstimate e = estimateRatio(trial_, before_, 1 + t_.gainMargin);
+    const bool cut = trial_.mean() < baselinePps_ * kCutShare;
+    const bool clear = trial_.n >= kMinSamples && e.verdict != RatioEstimate::Verdict::kMeasuring;
+    if (!cut && !clear && elapsed < t_.windowSeconds) return {};
     AutoTrial& tr = trials_[trialIdx_];
-    tr.deliveredPps = after;
-    tr.lossPps = mean(trialLoss_, trialN_);
-    tr.samples = trialN_;
+    tr.deliveredPps = trial_.mean();
+    tr.lossPps = trialLoss_.mean();
+    tr.samples = trial_.n;
+    tr.seconds = elapsed;
+    tr.vsNone = e;
     tr.cut = cut;
-    return advance(s.at, trialName(tr) + ": delivered " + pps(baselinePps_) + " -> " + pps(after) + " packets/s, lost " +
-                             pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s" + (cut ? " (cut short: under half of none)" : ""));
+    const std::string why = cut     ? "cut short: under half of none"
+                            : clear ? (e.verdict == RatioEstimate::Verdict::kAbove ? "clear: beats " : "clear: cannot beat ") +
+                                          ratio(1 + t_.gainMargin) + "x"
+                                    : "window over, not clear of " + ratio(1 + t_.gainMargin) + "x";
+    return advance(s.at, trialName(tr) + ": delivered " + pps(baselinePps_) + " -> " + pps(tr.deliveredPps) + " packets/s (" +
+                             ratio(e.ratio) + "x none, " + (e.high < 1e8 ? "99% " + ratio(e.low) + "-" + ratio(e.high) : "one sample") +
+                             "), lost " +
+                             pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s; " + std::to_string(tr.samples) +
+                             " samples in " + ratio(elapsed) + " s (" + why + ")");
 }
 
 // Stable when load goes away. Undone only when its targets have run out of room and less gets
@@ -258,10 +317,11 @@ AutoDecision AutoSteer::stepOn(const AutoSample& s) {
     const bool targetsFull = targetBusy >= t_.busyOn;
     const bool worse = s.deliveredPps < baselinePps_ * (1 - t_.worseMargin);
     if (!targetsFull || !worse) {
-        bad_ = 0;
+        badSince_ = -1;
         return {};
     }
-    if (++bad_ < t_.sustain) return {};
+    if (badSince_ < 0) badSince_ = s.at - s.span;
+    if (s.at - badSince_ < t_.sustainSeconds - 1e-9) return {};
     const std::string numbers = std::string(candidateName(mode_)) + " to " + targets_.toList() + ": targets busy >= " + pct(targetBusy) +
                                 ", delivered " + pps(s.deliveredPps) + " packets/s (kept at " + pps(committedPps_) + ", none " +
                                 pps(baselinePps_) + "), lost " + pps(s.lossPps) + "/s";
@@ -283,8 +343,8 @@ AutoDecision AutoSteer::advance(double at, std::string result) {
         ++trialIdx_;
         startTrial(at);
         const std::string next = trialName(trials_[trialIdx_]);
-        return {"try", next, result + "; now trying " + next + " (CPUs " + targets_.toList() + ") for " + pps(t_.windowSeconds) + " s",
-                true};
+        return {"try", next, result + "; now trying " + next + " (CPUs " + targets_.toList() + ") for " + pps(t_.windowSeconds) +
+                                 " s at most", true};
     }
     return judge(at, result);
 }
@@ -306,7 +366,7 @@ AutoDecision AutoSteer::judge(double at, const std::string& last) {
         targets_ = trials_[best].targets;
         state_ = AutoState::kOn;
         committedPps_ = trials_[best].deliveredPps;
-        bad_ = 0;
+        badSince_ = -1;
         return {"keep", "better", numbers + ": keeping " + trialName(trials_[best]) + " to CPUs " + targets_.toList() + " (" +
                                       ratio(baselinePps_ > 0 ? committedPps_ / baselinePps_ : 0) + "x none)", switchBack};
     }

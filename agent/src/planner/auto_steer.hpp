@@ -1,7 +1,8 @@
 // steering: mode: auto. A pure state machine per interface, fed one measurement sample at a time:
 // when the receive CPU is saturated by receive work and some CPU has spare capacity, it tries each
-// candidate way of steering (RPS, XDP cpumap) for one window, keeps the one that delivered most if
-// it beats no steering by the margin, else undoes everything and holds off. A kept choice is undone
+// candidate way of steering (RPS, XDP cpumap) until its result is clear (a sequential test on the
+// delivered rate against no steering's, a window at most), keeps the one that delivered most if it
+// beats no steering by the margin, else undoes everything and holds off. A kept choice is undone
 // when its targets fill up and less gets through. Everything it decides comes back with a reason and
 // the numbers behind it.
 #pragma once
@@ -26,7 +27,8 @@ struct CpuLoad {
 };
 
 struct AutoSample {
-    double at = 0;             // seconds, monotonic
+    double at = 0;             // seconds, monotonic: the end of the interval measured
+    double span = 0;           // seconds: the interval's length
     // What the stack delivered per second: TCP segments in, UDP datagrams read (or for closed
     // ports), forwarded packets (StackCounters). Without those counters, the device's RX
     // packets/s with softnet drops taken out where the driver counts before the backlog.
@@ -42,6 +44,7 @@ struct AutoRaw {
     double at = 0;                                // seconds, monotonic
     std::map<unsigned, CpuJiffies> cpu;           // /proc/stat
     std::map<unsigned, std::uint64_t> netRxNs;    // BPF NET_RX time; empty without BPF
+    unsigned netRxSpell = 0;                      // the programs' spell of attached time (BpfControl::Reading)
     std::map<std::string, std::uint64_t> rxPackets;  // per interface (rtnetlink stats64)
     std::uint64_t softnetDrops = 0;               // all CPUs, 64-bit
     std::map<unsigned, std::uint64_t> squeezes;   // per CPU, softnet time_squeeze
@@ -72,7 +75,30 @@ struct AutoDecision {
     bool changed = false;  // the targets or the way of steering changed: reconcile
 };
 
-// One candidate's trial: its mean over the window (or until cut short).
+// Running sums of a series of samples: its mean and spread.
+struct Moments {
+    unsigned n = 0;
+    double sum = 0, squares = 0;
+    void add(double v) {
+        ++n;
+        sum += v;
+        squares += v * v;
+    }
+    double mean() const { return n ? sum / n : 0; }
+    double variance() const;  // the sample variance (n - 1); 0 below two samples
+};
+
+// The sequential decision on a trial: the ratio of its mean delivered rate to none's, with a 99 %
+// confidence interval (Student's t on the smaller series' degrees of freedom, the ratio's spread by
+// the delta method). A trial's result is clear once that interval lies wholly above or wholly
+// below `bar` (1 + gain_margin): it beats the margin, or it cannot.
+struct RatioEstimate {
+    double ratio = 0, low = 0, high = 0;
+    enum class Verdict { kMeasuring, kAbove, kBelow } verdict = Verdict::kMeasuring;
+};
+RatioEstimate estimateRatio(const Moments& trial, const Moments& baseline, double bar);
+
+// One candidate's trial: its mean until its result was clear (or the window ran out, or it was cut).
 struct AutoTrial {
     SteeringMode mode = SteeringMode::kRps;
     // On a host whose cores differ (big/little), RPS and XDP are each tried twice: onto the
@@ -81,7 +107,9 @@ struct AutoTrial {
     CpuSet targets;
     double deliveredPps = 0, lossPps = 0;
     unsigned samples = 0;
-    bool cut = false;     // stopped early: less than half of what none delivered
+    double seconds = 0;   // how long it was measured (the sample that straddled the change left out)
+    RatioEstimate vsNone{};  // against none, at its end
+    bool cut = false;     // stopped at once: less than half of what none delivered
     bool failed = false;  // could not be put in place (the "try"/"undo" decision says why)
 };
 
@@ -145,9 +173,11 @@ private:
         return rx.netRx >= t_.onRxShare || (rx.netRx >= t_.onRxShare / 2 && rx.squeezed >= kSqueezesPerSecond);
     }
     static constexpr double kSqueezesPerSecond = 10;
-    // A trial delivering less than this share of none's rate after `sustain` samples is cut short:
-    // a starved target (receive livelock) need not last a whole window.
+    // A trial delivering less than this share of none's rate is cut at its first sample: a starved
+    // target (receive livelock) must not last (measured: 1k vs 263k datagrams/s).
     static constexpr double kCutShare = 0.5;
+    // The fewest samples a trial's verdict (or none's baseline) rests on.
+    static constexpr unsigned kMinSamples = 4, kMinBaseline = 2;
     AutoDecision advance(double at, std::string result);  // the next candidate, or the judgement
     // step() by state.
     AutoDecision stepBackoff(const AutoSample& s);
@@ -161,13 +191,11 @@ private:
         mode_ = trials_[trialIdx_].mode;
         targets_ = trials_[trialIdx_].targets;
         trialStart_ = at;
-        trialSum_ = trialLoss_ = 0;
-        trialN_ = 0;
+        trial_ = trialLoss_ = Moments{};
+        straddled_ = false;
     }
-    static double mean(double sum, unsigned n) { return n ? sum / n : 0; }
     void resetBaseline() {
-        baselineSum_ = baselineLoss_ = 0;
-        baselineN_ = 0;
+        baseline_ = baselineLoss_ = Moments{};
         holding_ = false;
     }
 
@@ -175,12 +203,14 @@ private:
     AutoState state_ = AutoState::kOff;
     CpuSet targets_;
     unsigned rxCpu_ = 0;
-    unsigned bad_ = 0;
-    double baselineSum_ = 0, baselineLoss_ = 0;
-    unsigned baselineN_ = 0;  // saturated samples in a row (kOff)
+    double badSince_ = -1;  // kOn: since when delivery has fallen short with full targets; < 0: it has not
+    Moments baseline_, baselineLoss_;  // the saturated samples in a row (kOff)
+    double spellStart_ = 0;            // since when they have been saturated
+    Moments before_;                   // none's samples behind the attempt in progress
     double baselinePps_ = 0, baselineLossRate_ = 0;  // before the change
-    double trialStart_ = 0, trialSum_ = 0, trialLoss_ = 0;
-    unsigned trialN_ = 0;
+    double trialStart_ = 0;
+    bool straddled_ = false;  // the sample that spans the change has gone by
+    Moments trial_, trialLoss_;
     std::vector<AutoTrial> trials_;
     size_t trialIdx_ = 0;
     SteeringMode mode_ = SteeringMode::kRps;

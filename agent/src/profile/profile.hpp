@@ -57,8 +57,9 @@ struct AutoThresholds {
     double worseMargin = 0.05;    // delivered packets/s this much lower after a change = worse
     double gainMargin = 0.05;     // a candidate is kept only if it delivers this much more than none
     std::vector<SteeringMode> candidates{SteeringMode::kRps, SteeringMode::kXdp};  // tried in this order
-    unsigned sustain = 3;         // consecutive samples before acting
-    double windowSeconds = 15;    // how long a change is measured before it is judged
+    double sustainSeconds = 2;    // saturation (or a kept choice's shortfall) this long before acting
+    double intervalSeconds = 0.25;  // the daemon's own clock for mode auto's samples
+    double windowSeconds = 15;    // the longest a trial is measured; it ends once its result is clear
     double backoffSeconds = 300;  // hold-off after an undo
 };
 const char* toString(SteeringMode m);

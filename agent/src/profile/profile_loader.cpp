@@ -145,11 +145,12 @@ public:
     void parseSteering(const YAML::Node& s, Partial& p) const {
         requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp", "auto"});
         if (auto a = s["auto"]) {
-            requireMap(a, "steering.auto", {"rx_share", "busy", "min_spare", "worse_margin", "gain_margin", "sustain", "window",
-                                            "backoff", "candidates"});
+            requireMap(a, "steering.auto", {"rx_share", "busy", "min_spare", "worse_margin", "gain_margin", "sustain", "interval",
+                                            "window", "backoff", "candidates"});
             for (const char* k : {"rx_share", "busy", "min_spare", "worse_margin", "gain_margin"})
                 if (auto v = a[k]) p.autoKeys[k] = fraction(v, std::string("steering.auto.") + k);
-            if (auto v = a["sustain"]) p.autoKeys["sustain"] = static_cast<double>(integer(v, "steering.auto.sustain", 1, 100));
+            if (auto v = a["sustain"]) p.autoKeys["sustain"] = seconds(v, "steering.auto.sustain", 0.05, 600);
+            if (auto v = a["interval"]) p.autoKeys["interval"] = seconds(v, "steering.auto.interval", 0.05, 60);
             if (auto v = a["window"]) p.autoKeys["window"] = seconds(v, "steering.auto.window", 0.1, 3600);
             if (auto v = a["backoff"]) p.autoKeys["backoff"] = seconds(v, "steering.auto.backoff", 0, 86400);
             if (auto c = a["candidates"]) {
@@ -347,7 +348,8 @@ Profile finish(const Partial& p, std::string name, std::vector<std::string> file
         else if (k == "min_spare") at.minSpare = v;
         else if (k == "worse_margin") at.worseMargin = v;
         else if (k == "gain_margin") at.gainMargin = v;
-        else if (k == "sustain") at.sustain = static_cast<unsigned>(v);
+        else if (k == "sustain") at.sustainSeconds = v;
+        else if (k == "interval") at.intervalSeconds = v;
         else if (k == "window") at.windowSeconds = v;
         else if (k == "backoff") at.backoffSeconds = v;
     }

@@ -43,7 +43,7 @@ struct Host {
 Profile autoProfile() {
     auto p = loadProfile("single-queue-gateway", {std::getenv("RXTUNE_PROFILES")}).value();
     p.steering.mode = SteeringMode::kAuto;
-    p.steering.autoThresholds.sustain = 2;
+    p.steering.autoThresholds.sustainSeconds = 2;
     p.steering.autoThresholds.candidates = {SteeringMode::kXdp, SteeringMode::kRps};
     return p;
 }

@@ -68,18 +68,24 @@ TEST_CASE("include merges with later-wins semantics", "[profile]") {
 }
 
 TEST_CASE("steering.auto thresholds: fractions, percentages, durations; merged per key", "[profile]") {
-    auto p = loadProfileText("include: single-queue-gateway\nsteering:\n  auto: {rx_share: 70%, min_spare: 0.3, window: 500ms, backoff: 2m, sustain: 5}\n",
+    auto p = loadProfileText("include: single-queue-gateway\nsteering:\n  auto: {rx_share: 70%, min_spare: 0.3, window: 500ms, backoff: 2m, sustain: 5, "
+                             "interval: 100ms}\n",
                              "a.yaml", shipped()).value();
     const auto& t = p.steering.autoThresholds;
     CHECK(t.onRxShare == Approx(0.7));
     CHECK(t.minSpare == Approx(0.3));
     CHECK(t.windowSeconds == Approx(0.5));
     CHECK(t.backoffSeconds == Approx(120));
-    CHECK(t.sustain == 5);
+    CHECK(t.sustainSeconds == Approx(5));  // a plain number is seconds
+    CHECK(t.intervalSeconds == Approx(0.1));
     CHECK(t.busyOn == Approx(0.9));  // default kept
+    CHECK(AutoThresholds{}.sustainSeconds == Approx(2));
+    CHECK(AutoThresholds{}.intervalSeconds == Approx(0.25));
     CHECK(errorOf("steering:\n  auto: {rx_share: 1.5}\n").find("bad.yaml:2:20: steering.auto.rx_share: must be between 0 and 1") == 0);
     CHECK(errorOf("steering:\n  auto: {window: 5h}\n").find("unknown unit 'h'") != std::string::npos);
     CHECK(errorOf("steering:\n  auto: {sustain: 0}\n").find("steering.auto.sustain") != std::string::npos);
+    CHECK(errorOf("steering:\n  auto: {interval: 10ms}\n").find("steering.auto.interval: must be from 0.05 to 60 seconds") !=
+          std::string::npos);
     CHECK(errorOf("steering:\n  auto: {rx_shar: 0.5}\n").find("steering.auto.rx_shar: unknown key") != std::string::npos);
 }
 
