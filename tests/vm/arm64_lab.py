@@ -255,7 +255,10 @@ def check(c: vmlab.Checks, boot: vmlab.Boot, matrix: dict) -> None:
 
     plan = boot["plan_big"].out
     ok("plan --explain: RPS on the big cores, the capacity said", "big: CPUs 2-3 (capacity 1024); left out 0-1 (capacity 410)" in plan, plan)
-    ok("plan --explain: the IRQ's CPU among the biggest cores", "a smaller core (capacity 410" in plan and "among the biggest cores" in plan, plan)
+    # Chosen among the biggest cores, or kept on a big one where the kernel put it at boot (within
+    # 10 % of the least interrupt work): which of the two depends on the boot's counts.
+    ok("plan --explain: the IRQ's CPU among the biggest cores", "a smaller core (capacity 410" in plan and
+       ("among the biggest cores" in plan or re.search(r"irq cpu [23] kept: the IRQ is there now", plan) is not None), plan)
     before, big, after = system_lab.knob_map(boot["before"].out), system_lab.knob_map(boot["big_state"].out), system_lab.knob_map(boot["after_big"].out)
     rps = f"/sys/class/net/{v}/queues/rx-0/rps_cpus"
     ok("apply: rps_cpus = the big cores (c)", boot["apply_big"].rc == 0 and big.get(rps, "").lstrip("0,") == "c",
