@@ -120,7 +120,7 @@ std::pair<size_t, size_t> Reconciler::watchPending(const Plan& plan, const Knobs
     std::map<std::string, PendingSeen> next;
     if (devices)
         for (const auto& [id, seen] : pending_)
-            if (std::none_of(plan.settings.begin(), plan.settings.end(), [&](const Setting& s) { return s.id == id; })) next.emplace(id, seen);
+            if (std::none_of(plan.settings.begin(), plan.settings.end(), [&id = id](const Setting& s) { return s.id == id; })) next.emplace(id, seen);
     size_t pendingNow = 0, notInEffect = 0;
     for (const auto& s : plan.settings) {
         auto p = knobs.pending(s.key, s.desired);

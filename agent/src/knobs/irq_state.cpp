@@ -142,7 +142,7 @@ Result<void> tellIrqbalanceBeforeWrites(const std::string& runDir, const Journal
     // The first pass, where it has not come: at most 30 s (an irqbalance that balances nothing never shows one).
     auto notReady = irqbalanceNotReady(root, signals);
     for (const auto& [pid, seconds] : notReady) {
-        const auto it = std::find_if(asking.begin(), asking.end(), [&](const IrqbalanceAsking& a) { return a.pid == pid; });
+        const auto it = std::find_if(asking.begin(), asking.end(), [&pid = pid](const IrqbalanceAsking& a) { return a.pid == pid; });
         const bool socket = it != asking.end() && it->loopAge >= 0;
         say(pidText(pid) + " has not made its first pass and drops a rescan request until then: waiting for it before pinning IRQs (" +
                         (socket ? "asked through its control socket" : "it has not opened its control socket yet: still reading its IRQs") + ")");

@@ -590,9 +590,11 @@ Result<void> Netlink::ethtoolSet(const EthtoolMessage& m, const std::string& ifn
     int maxAttr = m.headerAttr;
     for (const auto& a : m.attrs) maxAttr = std::max(maxAttr, a.type);
     const std::string what = "ethtool " + m.name + " set";
-    for (const auto& [name, v] : values)
-        if (std::none_of(m.attrs.begin(), m.attrs.end(), [&](const EthtoolMessage::Attr& a) { return a.name == name; }))
+    for (const auto& entry : values) {
+        const std::string& name = entry.first;
+        if (std::none_of(m.attrs.begin(), m.attrs.end(), [&name](const EthtoolMessage::Attr& a) { return a.name == name; }))
             return fail(EINVAL, what, ifname, "no attribute '" + name + "'");
+    }
     auto rc = ethtoolRequest(m.setCmd, m.headerAttr, maxAttr, ifname, what.c_str(), {}, [&](nl_msg* msg) {
         for (const auto& a : m.attrs) {
             auto v = values.find(a.name);

@@ -238,7 +238,7 @@ TEST_CASE("the daemon tells irqbalance before it pins, and again after irqbalanc
     CHECK(signals.affinity.size() == 2);
     // irqbalance asks rxtune's script and moved it before the rescan that bans it: its move, put
     // back, no drift.
-    auto text = [&] { return prometheus::TextSerializer().Serialize(metrics.registry()->Collect()); };
+    auto text = [&metrics = metrics] { return prometheus::TextSerializer().Serialize(metrics.registry()->Collect()); };
     CHECK(text().find("rxtune_irq_moves_total{by=\"irqbalance\",interface=\"enp3s0\",irq=\"130\"} 1") != std::string::npos);
     CHECK(text().find("setting=\"irq_affinity\"") == std::string::npos);
     // The same irqbalance moving it again: its ban does not hold, and that is drift.
@@ -302,7 +302,7 @@ TEST_CASE("a managed IRQ the kernel refused is not tried again at every run, onl
 TEST_CASE("the daemon says an IRQ move is pending, and warns once when the IRQ goes on firing elsewhere", "[daemon][irq]") {
     IrqRig rig("r8125-irqbalance", "steering:\n  mode: none\nirq:\n  cpus: '5'\n", {}, true);
     auto& [tree, state, fs, nl, metrics, profile, interfaces, r] = rig;
-    auto settings = [&](const char* state) {
+    auto settings = [&metrics = metrics](const char* state) {
         const std::string text = prometheus::TextSerializer().Serialize(metrics.registry()->Collect());
         const std::string key = std::string("rxtune_settings{state=\"") + state + "\"} ";
         const auto at = text.find(key);
