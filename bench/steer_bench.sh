@@ -183,6 +183,28 @@ PY=python3
 echo "chart: ${RESULTS%.tsv}.svg"
 echo "auto's decisions (daemon log):"
 cat "$WORK/decisions"
+# Each trial's prediction beside what it measured, and how long a cut (collapsing) one ran, from the
+# daemon's lines: "rps: delivered A -> B packets/s (...); N samples in S s (why); predicted Px, measured Mx".
+"$PY" - "$WORK/decisions" <<'PY'
+import re, statistics, sys
+rows = {}
+pat = re.compile(r"round (\d+) (\S+): auto fb: \w+ \([^)]*\): (?:\S+: )?([a-z_]+): delivered \d+ -> \d+ packets/s .*?; \d+ samples in ([0-9.]+) s "
+                 r"\(([^)]*)\); predicted ([0-9.]+)x, measured ([0-9.]+)x")
+for line in open(sys.argv[1]):
+    m = pat.search(line)
+    if m:
+        _, scen, trial, secs, why, pred, meas = m.groups()
+        rows.setdefault((scen, trial), []).append((float(pred), float(meas), float(secs), why.startswith("cut")))
+print("mode auto's predictions (before each trial) against what the trial measured, ratios to none: median (min-max) over the rounds")
+print("  %-10s %-8s %-20s %-20s %-16s %s" % ("scenario", "trial", "predicted", "measured", "error (median)", "cut: longest"))
+fmt = lambda v: "%.2f (%.2f-%.2f)" % (statistics.median(v), min(v), max(v))
+for (scen, trial), v in sorted(rows.items()):
+    pred, meas = [r[0] for r in v], [r[1] for r in v]
+    err = statistics.median([(p / m - 1) * 100 if m > 0 else float("inf") for p, m in zip(pred, meas)])
+    cuts = [r[2] for r in v if r[3]]
+    print("  %-10s %-8s %-20s %-20s %+14.0f%%  %s" % (scen, trial, fmt(pred), fmt(meas), err,
+          "%.2f s (%d of %d)" % (max(cuts), len(cuts), len(v)) if cuts else "-"))
+PY
 echo "seconds of load (from the flood's start: saturation onset) to auto's keep or undo (hold: rr-*), per scenario: median (min-max)"
 sort -k2,2 -k3,3n "$WORK/decided.tsv" | awk -F'\t' '
   { v[$2, ++n[$2]] = $3 }

@@ -133,9 +133,14 @@ Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, co
         // The daemon's own order (big/little hosts: each mode on the biggest cores first), onto the
         // CPUs this look chose, or where none qualifies now, every eligible one.
         const CpuSet onto = c.targets.empty() ? scope->candidates - CpuSet::of({scope->rxCpu}) : c.targets;
-        const auto order = trialOrder(t.candidates.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : t.candidates, onto, scope->biggest);
-        lines.push_back("trials (steering.auto.candidates), in the daemon's order: " + trialOrderText(order) + ", " + margins +
-                        "; judged on what the stack delivered (TCP segments in, UDP datagrams read, forwarded), losses beside it");
+        // Predicted from this one look as the daemon predicts from its spell of samples (no trial has
+        // corrected the model here: a one-shot command keeps nothing).
+        LoadView look;
+        look.add(sample);
+        const auto order = plannedTrials(t.candidates.empty() ? std::vector<SteeringMode>{SteeringMode::kRps} : t.candidates, onto,
+                                         scope->biggest, scope->rxCpu, look, {}, t, sample.at);
+        lines.push_back("trials (steering.auto.candidates), in the daemon's order (by prediction): " + trialOrderText(order) + ", " +
+                        margins + "; judged on what the stack delivered (TCP segments in, UDP datagrams read, forwarded), losses beside it");
         lines.push_back("this one-shot command cannot try them: it " +
                         std::string(c.targets.empty() ? "leaves steering off" : "applies the first, " + std::string(candidateName(first))) +
                         "; run the daemon to have them measured and the loser undone");

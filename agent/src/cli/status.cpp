@@ -94,7 +94,7 @@ StatusSample makeStatus(const StatusRaw& a, const StatusRaw& b, const StatusInpu
         s.cpus.push_back(c);
     }
     std::map<std::string, IfaceStatus> ifaces;
-    for (const auto& [name, how] : in.steered) ifaces[name] = {name, how.first, "", how.second, "", 0};
+    for (const auto& [name, how] : in.steered) ifaces[name] = {name, how.first, "", how.second, "", 0, ""};
     if (in.daemon)
         if (auto it = in.daemon->find("interfaces"); it != in.daemon->end() && it->is_object())
             for (const auto& [name, d] : it->items()) {
@@ -105,6 +105,26 @@ StatusSample makeStatus(const StatusRaw& a, const StatusRaw& b, const StatusInpu
                 i.autoState = d.value("auto_state", "");
                 if (d.contains("mode") && i.autoState != "off" && !i.autoState.empty()) i.mode = d.value("mode", i.mode);
                 if (d.contains("targets") && !d.value("targets", "").empty()) i.targets = d.value("targets", "");
+                if (auto order = d.find("trial_order"); order != d.end() && order->is_array()) {
+                    std::string run, skipped;
+                    for (const auto& t : *order) {
+                        if (!t.is_object()) continue;
+                        const std::string name = t.value("trial", "?");
+                        if (t.contains("skipped")) {
+                            skipped += (skipped.empty() ? "" : ", ") + name;
+                            continue;
+                        }
+                        char b[96];
+                        std::snprintf(b, sizeof b, " %.2fx predicted", t.value("predicted_ratio", 0.0));
+                        std::string one = name + b;
+                        if (t.contains("measured_ratio")) {
+                            std::snprintf(b, sizeof b, ", %.2fx measured", t.value("measured_ratio", 0.0));
+                            one += b;
+                        }
+                        run += (run.empty() ? "" : "; ") + one;
+                    }
+                    i.trials = run + (skipped.empty() ? "" : (run.empty() ? "" : "; ") + std::string("skipped: ") + skipped);
+                }
                 if (auto ld = d.find("last_decision"); ld != d.end())
                     i.decision = ld->value("decision", "") + " (" + ld->value("reason", "") + "): " + ld->value("detail", "");
             }
@@ -152,6 +172,7 @@ std::string renderStatus(const StatusSample& s, unsigned width) {
             const std::string row = pad(i.name, 15) + " " + pad(i.mode, 5) + " " + pad(i.autoState.empty() ? "-" : i.autoState, 8) + " " +
                                     pad(i.targets.empty() ? "-" : i.targets, 9) + num(i.rxPps, 11) + "  ";
             line(row + (i.decision.empty() ? "-" : fit(i.decision, width > row.size() ? width - row.size() : 0)));
+            if (!i.trials.empty()) line("                trials: " + i.trials);
         }
     }
     return o.str();
@@ -173,7 +194,7 @@ nlohmann::json statusJson(const StatusSample& s) {
     j["interfaces"] = nlohmann::json::array();
     for (const auto& i : s.ifaces)
         j["interfaces"].push_back({{"name", i.name}, {"mode", i.mode}, {"auto_state", i.autoState}, {"targets", i.targets},
-                                   {"rx_packets_per_s", i.rxPps}, {"last_decision", i.decision}});
+                                   {"rx_packets_per_s", i.rxPps}, {"last_decision", i.decision}, {"trials", i.trials}});
     j["profile"] = s.profile.empty() ? nlohmann::json() : nlohmann::json(s.profile);
     j["applied_at"] = s.appliedAt;
     j["in_sync"] = s.drifted ? nlohmann::json(*s.drifted == 0) : nlohmann::json();

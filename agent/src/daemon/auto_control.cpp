@@ -75,7 +75,10 @@ void AutoControl::log(const std::string& name, const AutoSteer& machine, const A
               std::to_string(was ? machine.rxCpuAtEnable() : scope.rxCpu) + ", " + scope.rxCpuSource + "]");
         metrics_.countSteeringDecision(name, d.decision, d.reason);
         said_[name] = {d.decision, d.reason, d.detail};
-        if (d.decision == "enable") metrics_.setTrialDelivered(name, "none", machine.baselinePps());
+        if (d.decision == "enable" || d.reason == "predicted_no_gain") {
+            metrics_.setTrialDelivered(name, "none", machine.baselinePps());
+            for (const auto& t : machine.trials()) metrics_.setTrialPredicted(name, trialName(t), t.predicted.pps);
+        }
         for (const auto& t : machine.trials())
             if (t.samples > 0 || t.failed) metrics_.setTrialDelivered(name, trialName(t), t.failed ? 0 : t.deliveredPps);
     }

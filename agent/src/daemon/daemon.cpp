@@ -413,7 +413,13 @@ void Agent::writeStatus() const {
             if (const AutoTrial* t = m->current()) i["trial"] = trialName(*t);
             // The trials of the attempt in progress or last judged, in the order they ran.
             nlohmann::json order = nlohmann::json::array();
-            for (const auto& t : m->trials()) order.push_back({{"trial", trialName(t)}, {"targets", t.targets.toList()}});
+            for (const auto& t : m->trials()) {
+                nlohmann::json o = {{"trial", trialName(t)}, {"targets", t.targets.toList()}, {"predicted_ratio", t.predicted.ratio},
+                                    {"predicted", predictionText(t.predicted)}};
+                if (t.skipped) o["skipped"] = t.skipWhy;
+                if (t.samples > 0) o["measured_ratio"] = m->baselinePps() > 0 ? t.deliveredPps / m->baselinePps() : 0.0;
+                order.push_back(std::move(o));
+            }
             i["trial_order"] = std::move(order);
         }
         if (auto it = auto_.said().find(name); it != auto_.said().end())

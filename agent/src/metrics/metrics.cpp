@@ -120,6 +120,7 @@ Metrics::Metrics(std::string version)
       autoTargets_(gauge(*registry_, "rxtune_steering_auto_target_cpus", "CPUs steering: mode: auto steers the interface to now (0: off)")),
       autoMode_(gauge(*registry_, "rxtune_steering_auto_mode", "steering: mode: auto's way of steering the interface now (rps, xdp, none): 1 for the current one")),
       trialDelivered_(gauge(*registry_, "rxtune_steering_trial_delivered_pps", "Packets/s the stack delivered during mode auto's last trial of each candidate (none: before steering)")),
+      trialPredicted_(gauge(*registry_, "rxtune_steering_trial_predicted_pps", "Packets/s mode auto predicted each candidate would deliver before its last trial (a skipped one's too): beside rxtune_steering_trial_delivered_pps, the model's error on this host")),
       stackDelivered_(counter(*registry_, "rxtune_stack_delivered_packets_total", "TCP segments in, UDP datagrams read or for closed ports, forwarded packets (this network namespace, IPv4+IPv6)")),
       stackLost_(counter(*registry_, "rxtune_stack_lost_packets_total", "UDP receive errors, TCP backlog and listen drops, IP input discards (this network namespace)")),
       // Named as Prometheus's own (prometheus_config_last_reload_successful and friends).
@@ -274,6 +275,10 @@ void Metrics::setAutoState(const std::string& interface, const std::string& stat
 
 void Metrics::setTrialDelivered(const std::string& interface, const std::string& candidate, double pps) {
     trialDelivered_.Add({{"interface", interface}, {"candidate", candidate}}).Set(pps);
+}
+
+void Metrics::setTrialPredicted(const std::string& interface, const std::string& candidate, double pps) {
+    trialPredicted_.Add({{"interface", interface}, {"candidate", candidate}}).Set(pps);
 }
 
 prometheus::Counter& Metrics::webAuth(const std::string& result) { return webAuth_.Add({{"result", result}}); }

@@ -62,6 +62,8 @@ public:
     void setAutoState(const std::string& interface, const std::string& state, unsigned targets, const std::string& mode = "none");
     // What one trial (candidate "none": the baseline before it) delivered, packets/s.
     void setTrialDelivered(const std::string& interface, const std::string& candidate, double pps);
+    // What mode auto predicted a candidate would deliver before it tried it (skipped ones too).
+    void setTrialPredicted(const std::string& interface, const std::string& candidate, double pps);
     // This network namespace's stack totals (StackCounters).
     void updateStack(const StackCounters& c);
     // A reload, by SIGHUP, rxtune reload or a change on disk; seconds: how long it took, from
@@ -122,6 +124,7 @@ private:
     prometheus::Family<prometheus::Gauge>& autoTargets_;
     prometheus::Family<prometheus::Gauge>& autoMode_;
     prometheus::Family<prometheus::Gauge>& trialDelivered_;
+    prometheus::Family<prometheus::Gauge>& trialPredicted_;
     prometheus::Family<prometheus::Counter>& stackDelivered_;
     prometheus::Family<prometheus::Counter>& stackLost_;
     prometheus::Family<prometheus::Counter>& reloads_;

@@ -44,6 +44,10 @@ AutoSample autoSample(const AutoRaw& a, const AutoRaw& b, const std::string& ifn
     }
     const double drops = static_cast<double>(b.softnetDrops - std::min(b.softnetDrops, a.softnetDrops)) / dt;
     s.drops = drops;
+    double rx = 0;
+    if (a.rxPackets.count(ifname) && b.rxPackets.count(ifname))
+        rx = static_cast<double>(b.rxPackets.at(ifname) - std::min(b.rxPackets.at(ifname), a.rxPackets.at(ifname))) / dt;
+    s.rxPps = rx;
     if (a.stack && b.stack) {
         auto rate = [&](std::uint64_t before, std::uint64_t after) {
             return static_cast<double>(after - std::min(after, before)) / dt;
@@ -53,9 +57,6 @@ AutoSample autoSample(const AutoRaw& a, const AutoRaw& b, const std::string& ifn
         s.source = "stack";
         return s;
     }
-    double rx = 0;
-    if (a.rxPackets.count(ifname) && b.rxPackets.count(ifname))
-        rx = static_cast<double>(b.rxPackets.at(ifname) - std::min(b.rxPackets.at(ifname), a.rxPackets.at(ifname))) / dt;
     s.deliveredPps = deviceDeliveredPps(rx, drops, b.rxAfterBacklog.count(ifname) > 0);
     s.lossPps = drops;
     s.source = "device";
@@ -107,6 +108,109 @@ RatioEstimate estimateRatio(const Moments& trial, const Moments& baseline, doubl
     if (e.low > bar) e.verdict = RatioEstimate::Verdict::kAbove;
     else if (e.high < bar) e.verdict = RatioEstimate::Verdict::kBelow;
     return e;
+}
+
+void LoadView::add(const AutoSample& s) {
+    ++n;
+    const double w = 1.0 / n;
+    auto mix = [w](double& mean, double v) { mean += (v - mean) * w; };
+    mix(deliveredPps, s.deliveredPps);
+    mix(rxPps, s.rxPps);
+    mix(lossPps, s.lossPps);
+    for (const auto& [cpu, l] : s.cpus) {
+        CpuLoad& m = cpus[cpu];
+        mix(m.busy, l.busy);
+        mix(m.netRx, l.netRx);
+        mix(m.squeezed, l.squeezed);
+    }
+}
+
+namespace {
+
+// How a candidate splits the receive CPU's per-packet work (the model's priors; each trial on a
+// host corrects them there). RPS (Documentation/networking/scaling.rst) leaves the driver's poll,
+// GRO, the flow hash and the enqueue to the remote backlog (and its IPI) on the receive CPU, and
+// runs the rest of the stack from __netif_receive_skb_core on (tc ingress, netfilter, IP, the
+// socket) on the target: for a small UDP path about two thirds of it move, at a quarter more for
+// the cache lines that travel and the IPI. An XDP cpumap redirect (generic or native) hands off at
+// the same depth or earlier and is taken alike until measured. A threaded NAPI moves the whole
+// poll into one kthread; only the interrupt stays.
+struct Split {
+    double moved;     // m: the share of the receive CPU's NET_RX time per packet that leaves it
+    double cost;      // k: what that work costs on the targets, relative
+    bool oneThread;   // the moved work is one thread (at most one target's room)
+};
+
+Split splitOf(SteeringMode m) {
+    switch (m) {
+        case SteeringMode::kNapi: return {0.9, 1.0, true};
+        case SteeringMode::kRps:
+        case SteeringMode::kXdp:
+        default: return {0.65, 1.25, false};
+    }
+}
+
+std::string us(double seconds) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.2g us", seconds * 1e6);
+    return b;
+}
+
+std::string cpusText(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", v);
+    return b;
+}
+
+}  // namespace
+
+Prediction predict(SteeringMode mode, const CpuSet& targets, unsigned rxCpu, const LoadView& none) {
+    Prediction p;
+    const CpuLoad rx = none.cpus.count(rxCpu) ? none.cpus.at(rxCpu) : CpuLoad{};
+    // What the receive CPU handles: the device's RX count where there is one (a packet dropped
+    // later in the stack was paid for there too), else what was delivered and lost.
+    const double handled = none.rxPps > 0 ? none.rxPps : none.deliveredPps + none.lossPps;
+    const CpuSet onto = targets - CpuSet::of({rxCpu});
+    double idle = 0, room = 0, own = 0, bestOne = 0;
+    const Split sp = splitOf(mode);
+    const double perPacket = handled > 0 ? rx.netRx / handled : 0;  // c
+    for (unsigned cpu : onto.cpus()) {
+        const CpuLoad l = none.cpus.count(cpu) ? none.cpus.at(cpu) : CpuLoad{};
+        const double r = std::max(0.0, 1 - l.netRx);                        // all but the receive work there
+        const double o = handled > 0 ? std::max(0.0, l.busy - l.netRx) / handled : 0;  // its own work per packet
+        idle += std::max(0.0, 1 - l.busy);
+        room += r;
+        own += o;
+        if (perPacket > 0) bestOne = std::max(bestOne, r / (sp.moved * sp.cost * perPacket + o));
+    }
+    p.why = "targets " + onto.toList() + " have " + cpusText(idle) + " CPUs idle; " + us(perPacket) + " of NET_RX per packet on CPU " +
+            std::to_string(rxCpu);
+    if (perPacket <= 0 || none.deliveredPps <= 0 || onto.empty()) {  // nothing to go by: no skip, no order
+        p.ratio = p.model = 1;
+        p.bound = 1e9;
+        p.pps = none.deliveredPps;
+        p.why = "nothing measured to predict from (" + std::string(onto.empty() ? "no target" : "no receive work or delivery seen") + ")";
+        return p;
+    }
+    const double rxOther = std::max(0.0, rx.busy - rx.netRx) / handled;  // what else the receive CPU does, per packet
+    const double stays = (1 - sp.moved) * perPacket + rxOther;
+    const double rxCeiling = stays > 0 ? 1 / stays : 1e18;
+    const double targetCeiling = sp.oneThread ? bestOne : room / (sp.moved * sp.cost * perPacket + own);
+    p.model = std::min(rxCeiling, targetCeiling) / handled;
+    // Work conservation: the receive work cannot take more than every CPU's time that is not
+    // receive work already, the receive CPU's own included (its applications may yield it). A
+    // NAPI kthread trades softirq priority for the scheduler's fair share, which no capacity bound
+    // captures: never bounded.
+    p.bound = sp.oneThread ? 1e9 : (1 + room) / rx.netRx;
+    p.ratio = p.model;
+    p.pps = p.ratio * none.deliveredPps;
+    return p;
+}
+
+std::string predictionText(const Prediction& p) {
+    return "predicted " + ratio(p.ratio) + "x none (" + p.why +
+           (p.corrected ? "; the model's " + ratio(p.model) + "x times " + ratio(p.correction) + ", its last trial's measured/predicted here" : "") +
+           ")";
 }
 
 std::string trialName(const AutoTrial& t) { return std::string(candidateName(t.mode)) + (t.bigOnly ? "_big" : ""); }
@@ -178,7 +282,7 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
 AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
                              const CpuSet& biggest) {
     switch (state_) {
-        case AutoState::kBackoff: return stepBackoff(s);
+        case AutoState::kBackoff: return stepBackoff(s, rxCpu, candidates, rxSiblings, biggest);
         case AutoState::kOff: return stepOff(s, rxCpu, candidates, rxSiblings, biggest);
         case AutoState::kTrial: return stepTrial(s);
         case AutoState::kOn: return stepOn(s);
@@ -186,15 +290,72 @@ AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& 
     return {};
 }
 
-AutoDecision AutoSteer::stepBackoff(const AutoSample& s) {
+AutoDecision AutoSteer::stepBackoff(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
+                                    const CpuSet& biggest) {
     AutoDecision d;
-    if (s.at < backoffUntil_) return d;
+    if (s.at < backoffUntil_) {
+        const std::string moved = loadChanged(rxCpu, candidates, rxSiblings, biggest, s);
+        if (moved.empty()) return d;
+        // The saturated samples behind the verdict are the baseline: the next sample enables.
+        state_ = AutoState::kOff;
+        holding_ = false;
+        d.decision = "retry";
+        d.reason = "load_changed";
+        d.detail = moved + "; measuring again " + pps(backoffUntil_ - s.at) + " s before the back-off's end";
+        return d;
+    }
     state_ = AutoState::kOff;
     resetBaseline();
+    recheck_ = true;
     d.decision = "retry";
     d.reason = "backoff_over";
     d.detail = "back-off over; measuring again";
     return d;
+}
+
+std::string AutoSteer::loadChanged(unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings, const CpuSet& biggest,
+                                   const AutoSample& s) {
+    const CpuLoad rx = s.cpus.count(rxCpu) ? s.cpus.at(rxCpu) : CpuLoad{};
+    if (!saturated(rx) || beforeView_.n == 0) {
+        resetBaseline();
+        return {};
+    }
+    if (baseline_.n == 0) spellStart_ = s.at - s.span;
+    baseline_.add(s.deliveredPps);
+    baselineLoss_.add(s.lossPps);
+    baselineView_.add(s);
+    if (s.at - spellStart_ < t_.sustainSeconds - 1e-9 || baseline_.n < kMinBaseline) return {};
+    // Moved: the delivered rate by a fifth, or the chosen targets' idle time by a quarter of a CPU.
+    const Choice c = choose(s, rxCpu, candidates, rxSiblings);
+    if (c.targets.empty()) {
+        resetBaseline();
+        return {};
+    }
+    auto idleOf = [&](const LoadView& v) {
+        double idle = 0;
+        for (unsigned cpu : c.targets.cpus()) idle += v.cpus.count(cpu) ? std::max(0.0, 1 - v.cpus.at(cpu).busy) : 0;
+        return idle;
+    };
+    const double was = beforeView_.deliveredPps, now = baselineView_.deliveredPps;
+    const double idleWas = idleOf(beforeView_), idleNow = idleOf(baselineView_);
+    const bool rate = was > 0 ? std::abs(now / was - 1) > 0.2 : now > 0;
+    // Judged a `sustain` at a time: the next window starts afresh, so a change shows within two.
+    const auto nothing = [this] {
+        resetBaseline();
+        return std::string();
+    };
+    if (!rate && std::abs(idleNow - idleWas) <= 0.25) return nothing();
+    std::vector<SteeringMode> modes = t_.candidates;
+    if (modes.empty()) modes = {SteeringMode::kRps};
+    const auto trials = plannedTrials(modes, c.targets, biggest, rxCpu, baselineView_, corrections_, t_, s.at);
+    const AutoTrial* best = nullptr;
+    for (const auto& tr : trials)
+        if (!tr.skipped && (!best || tr.predicted.ratio > best->predicted.ratio)) best = &tr;
+    // Beyond the keep bar by a margin more: at the load it was judged at, a corrected prediction is
+    // what was measured, which did not clear the bar.
+    if (!best || best->predicted.ratio < 1 + 2 * t_.gainMargin) return nothing();
+    return "the load changed (delivered " + pps(was) + " -> " + pps(now) + " packets/s, targets " + c.targets.toList() + " idle " +
+           cpusText(idleWas) + " -> " + cpusText(idleNow) + " CPUs): " + trialName(*best) + " " + predictionText(best->predicted);
 }
 
 AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
@@ -209,6 +370,7 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
     if (baseline_.n == 0) spellStart_ = s.at - s.span;
     baseline_.add(s.deliveredPps);
     baselineLoss_.add(s.lossPps);
+    baselineView_.add(s);
     if (s.at - spellStart_ < t_.sustainSeconds - 1e-9 || baseline_.n < kMinBaseline) return d;
     Choice c = choose(s, rxCpu, candidates, rxSiblings);
     std::vector<SteeringMode> modes = t_.candidates;
@@ -222,19 +384,31 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
         return d;
     }
     before_ = baseline_;
+    beforeView_ = baselineView_;
     baselinePps_ = baseline_.mean();
     baselineLossRate_ = baselineLoss_.mean();
     resetBaseline();
     rxCpu_ = rxCpu;
-    state_ = AutoState::kTrial;
     if (modes.empty()) modes = {SteeringMode::kRps};
-    trials_ = trialOrder(modes, c.targets, biggest);
-    trialIdx_ = 0;
+    trials_ = plannedTrials(modes, c.targets, biggest, rxCpu, beforeView_, corrections_, t_, s.at, !recheck_);
+    recheck_ = false;
+    const std::string before = "before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) + " lost/s (" +
+                               std::to_string(before_.n) + " samples)";
+    trialIdx_ = nextTrial(0);
+    if (trialIdx_ == trials_.size()) {  // every candidate predicted not to beat the margin: nothing applied
+        state_ = AutoState::kBackoff;
+        backoffUntil_ = s.at + t_.backoffSeconds;
+        d.decision = "hold";
+        d.reason = "predicted_no_gain";
+        d.detail = c.verdict + "; " + before + "; " + trialOrderText(trials_) + ": steering stays off for " + pps(t_.backoffSeconds) +
+                   " s, or until the load changes";
+        return d;
+    }
+    state_ = AutoState::kTrial;
     startTrial(s.at);
     d.decision = "enable";
     d.reason = "saturated";
-    d.detail = c.verdict + "; before: " + pps(baselinePps_) + " packets/s delivered, " + pps(baselineLossRate_) + " lost/s (" +
-               std::to_string(before_.n) + " samples); trying " + trialOrderText(trials_) + ", each until its result is clear, " +
+    d.detail = c.verdict + "; " + before + "; trying " + trialOrderText(trials_) + ", each until its result is clear, " +
                pps(t_.windowSeconds) + " s at most";
     d.changed = true;
     return d;
@@ -263,16 +437,76 @@ std::vector<AutoTrial> trialOrder(const std::vector<SteeringMode>& modes, const 
     const bool both = !big.empty() && big != targets;
     std::vector<AutoTrial> out;
     for (SteeringMode m : modes) {
-        if (both && m != SteeringMode::kNapi) out.push_back({m, true, big});
-        out.push_back({m, false, targets});
+        AutoTrial t;
+        t.mode = m;
+        if (both && m != SteeringMode::kNapi) {
+            t.bigOnly = true;
+            t.targets = big;
+            out.push_back(t);
+        }
+        t.bigOnly = false;
+        t.targets = targets;
+        out.push_back(t);
     }
     return out;
 }
 
 std::string trialOrderText(const std::vector<AutoTrial>& trials) {
-    std::string order;
-    for (const auto& t : trials) order += (order.empty() ? "" : ", then ") + trialName(t) + " (CPUs " + t.targets.toList() + ")";
-    return order;
+    std::string order, skipped;
+    for (const auto& t : trials) {
+        std::string one = trialName(t);
+        one.append(" (CPUs ").append(t.targets.toList()).append(")");
+        if (t.predicted.model > 0) one.append(" ").append(predictionText(t.predicted));
+        if (t.skipped) {
+            if (!skipped.empty()) skipped.append("; ");
+            skipped.append(one).append(": ").append(t.skipWhy);
+        } else {
+            if (!order.empty()) order.append(", then ");
+            order.append(one);
+        }
+    }
+    if (order.empty()) order = "nothing";
+    return skipped.empty() ? order : order + "; skipped: " + skipped;
+}
+
+std::vector<AutoTrial> plannedTrials(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest,
+                                     unsigned rxCpu, const LoadView& none, const Corrections& corrections,
+                                     const AutoThresholds& t, double now, bool measuredSkips) {
+    std::vector<AutoTrial> trials = trialOrder(modes, targets, biggest);
+    const double bar = 1 + t.gainMargin;
+    for (AutoTrial& tr : trials) {
+        Prediction& p = tr.predicted;
+        p = predict(tr.mode, tr.targets, rxCpu, none);
+        if (auto c = corrections.find(trialName(tr)); c != corrections.end() && now - c->second.at < kCorrectionSeconds) {
+            p.corrected = true;
+            p.correction = c->second.factor;
+            p.ratio = p.model * p.correction;
+            p.pps = p.ratio * none.deliveredPps;
+        }
+        if (p.bound < bar) {
+            tr.skipped = true;
+            tr.skipWhy = "cannot beat " + ratio(bar) + "x: all the receive work spread over every CPU's time that is not receive work "
+                         "already gives at most " + ratio(p.bound) + "x";
+        } else if (measuredSkips && p.corrected && p.ratio < 1 - t.worseMargin) {
+            tr.skipped = true;
+            tr.skipWhy = "its last trial here delivered less than none, and the load has not moved its prediction above " +
+                         ratio(1 - t.worseMargin) + "x";
+        }
+    }
+    // The modes by their best prediction, ties (within 1 %) in the profile's order; within a mode
+    // the order stays (its biggest cores first). An insertion sort: stable under a tolerance.
+    std::vector<std::pair<double, std::vector<AutoTrial>>> groups;
+    for (AutoTrial& tr : trials) {
+        if (groups.empty() || groups.back().second.front().mode != tr.mode) groups.push_back({-1, {}});
+        groups.back().first = std::max(groups.back().first, tr.skipped ? -1 : tr.predicted.ratio);
+        groups.back().second.push_back(std::move(tr));
+    }
+    for (size_t i = 1; i < groups.size(); ++i)
+        for (size_t j = i; j > 0 && groups[j].first > groups[j - 1].first + 0.01 * std::abs(groups[j - 1].first) + 1e-12; --j) std::swap(groups[j], groups[j - 1]);
+    std::vector<AutoTrial> out;
+    for (auto& g : groups)
+        for (AutoTrial& tr : g.second) out.push_back(std::move(tr));
+    return out;
 }
 
 AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
@@ -296,6 +530,15 @@ AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
     tr.seconds = elapsed;
     tr.vsNone = e;
     tr.cut = cut;
+    // What the model missed by, here: the next prediction of this candidate on this host is
+    // corrected by it (a cut trial's ratio too: a collapse is what a capacity model cannot see).
+    const double measured = baselinePps_ > 0 ? tr.deliveredPps / baselinePps_ : 0;
+    std::string versus;
+    if (tr.predicted.model > 0 && baselinePps_ > 0) {
+        corrections_[trialName(tr)] = {std::clamp(measured / tr.predicted.model, 1e-3, 1e3), s.at};
+        versus = "; predicted " + ratio(tr.predicted.ratio) + "x, measured " + ratio(measured) + "x (off by " +
+                 std::to_string(static_cast<int>(std::lround((tr.predicted.ratio / std::max(measured, 1e-9) - 1) * 100))) + "%)";
+    }
     const std::string why = cut     ? "cut short: under half of none"
                             : clear ? (e.verdict == RatioEstimate::Verdict::kAbove ? "clear: beats " : "clear: cannot beat ") +
                                           ratio(1 + t_.gainMargin) + "x"
@@ -304,7 +547,7 @@ AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
                              ratio(e.ratio) + "x none, " + (e.high < 1e8 ? "99% " + ratio(e.low) + "-" + ratio(e.high) : "one sample") +
                              "), lost " +
                              pps(baselineLossRate_) + " -> " + pps(tr.lossPps) + "/s; " + std::to_string(tr.samples) +
-                             " samples in " + ratio(elapsed) + " s (" + why + ")");
+                             " samples in " + ratio(elapsed) + " s (" + why + ")" + versus);
 }
 
 // Stable when load goes away. Undone only when its targets have run out of room and less gets
@@ -339,8 +582,8 @@ AutoDecision AutoSteer::failed(double at, const std::string& why) {
 }
 
 AutoDecision AutoSteer::advance(double at, std::string result) {
-    if (trialIdx_ + 1 < trials_.size()) {
-        ++trialIdx_;
+    if (const size_t following = nextTrial(trialIdx_ + 1); following < trials_.size()) {
+        trialIdx_ = following;
         startTrial(at);
         const std::string next = trialName(trials_[trialIdx_]);
         return {"try", next, result + "; now trying " + next + " (CPUs " + targets_.toList() + ") for " + pps(t_.windowSeconds) +
@@ -354,8 +597,9 @@ AutoDecision AutoSteer::judge(double at, const std::string& last) {
     std::string all = "none " + pps(baselinePps_);
     for (size_t i = 0; i < trials_.size(); ++i) {
         const AutoTrial& tr = trials_[i];
-        all += ", " + trialName(tr) + " " + (tr.failed ? "unavailable" : pps(tr.deliveredPps) + (tr.cut ? " (cut short)" : ""));
-        if (!tr.failed && (best == trials_.size() || tr.deliveredPps > trials_[best].deliveredPps)) best = i;
+        all += ", " + trialName(tr) + " " +
+               (tr.skipped ? "skipped" : tr.failed ? "unavailable" : pps(tr.deliveredPps) + (tr.cut ? " (cut short)" : ""));
+        if (!tr.failed && !tr.skipped && (best == trials_.size() || tr.deliveredPps > trials_[best].deliveredPps)) best = i;
     }
     all += " packets/s delivered";
     const std::string numbers = last + "; " + all;

@@ -4,7 +4,9 @@
 // delivered rate against no steering's, a window at most), keeps the one that delivered most if it
 // beats no steering by the margin, else undoes everything and holds off. A kept choice is undone
 // when its targets fill up and less gets through. Everything it decides comes back with a reason and
-// the numbers behind it.
+// the numbers behind it. Before it tries anything it predicts what each candidate can give from
+// what it measured (predict(), below), orders the trials by that, skips the ones that cannot beat
+// the margin, and after each trial says how far the prediction was off.
 #pragma once
 
 #include <map>
@@ -35,6 +37,7 @@ struct AutoSample {
     double deliveredPps = 0;
     double lossPps = 0;        // socket, backlog and IP input losses plus softnet drops, per second
     double drops = 0;          // softnet drops/s on all CPUs
+    double rxPps = 0;          // the interface's RX packets/s (what its receive CPU handles); 0: not read
     const char* source = "stack";  // "stack" or "device": where deliveredPps comes from
     std::map<unsigned, CpuLoad> cpus;
 };
@@ -98,6 +101,43 @@ struct RatioEstimate {
 };
 RatioEstimate estimateRatio(const Moments& trial, const Moments& baseline, double bar);
 
+// What a spell of samples showed, averaged: the prediction's inputs.
+struct LoadView {
+    unsigned n = 0;
+    double deliveredPps = 0, rxPps = 0, lossPps = 0;
+    std::map<unsigned, CpuLoad> cpus;
+    void add(const AutoSample& s);  // running means
+};
+
+// What a candidate is predicted to give, from a LoadView of no steering (a capacity model; the
+// kernel's receive path as it splits between the receive CPU and the targets):
+// - c, the receive CPU's NET_RX time per packet it handles (its NET_RX share / the RX packets/s);
+// - the candidate moves a share m of that work to its targets (RPS: the protocol stack after the
+//   driver's poll and the RPS hand-off; XDP cpumap: the same, the skb built or GRO'd there; a
+//   threaded NAPI: the whole poll), where it costs k times as much (the hand-off, a cold cache);
+// - the other work on each CPU (an application reading what is delivered, a sender) grows with
+//   the rate, as it does when it is what consumes or makes the traffic;
+// - the ceiling is the lower of the receive CPU's (its time over what stays there per packet) and
+//   the targets' (their time over the moved work and their own per packet; a NAPI kthread is one
+//   thread: one target's).
+// `ratio` is that ceiling over none's delivered rate, times this host's correction for the
+// candidate (measured / predicted at its last trial; 1 before any). `bound` is what no candidate
+// can beat however well it splits the work: all receive work spread over the room the receive CPU
+// and the targets have, nothing else growing (work conservation): a candidate whose bound is under
+// 1 + gain_margin is skipped untried.
+struct Prediction {
+    double ratio = 0;       // predicted delivered / none's delivered, corrected
+    double model = 0;       // the model's ratio before this host's correction
+    double correction = 1;  // measured / predicted at this candidate's last trial here
+    bool corrected = false; // a trial of this candidate on this host set `correction`
+    double bound = 0;       // the most it could give (work conservation)
+    double pps = 0;         // ratio times none's delivered rate
+    std::string why;        // "targets 1-3 have 2.4 CPUs idle; 2.1 us of NET_RX per packet on CPU 0"
+};
+Prediction predict(SteeringMode mode, const CpuSet& targets, unsigned rxCpu, const LoadView& none);
+// "predicted 1.90x none (targets 1-3 have ...)"
+std::string predictionText(const Prediction& p);
+
 // One candidate's trial: its mean until its result was clear (or the window ran out, or it was cut).
 struct AutoTrial {
     SteeringMode mode = SteeringMode::kRps;
@@ -111,6 +151,9 @@ struct AutoTrial {
     RatioEstimate vsNone{};  // against none, at its end
     bool cut = false;     // stopped at once: less than half of what none delivered
     bool failed = false;  // could not be put in place (the "try"/"undo" decision says why)
+    Prediction predicted{};  // before the trial (the order, the skip)
+    bool skipped = false;    // not tried: its prediction could not beat the margin (predicted.why, skipWhy)
+    std::string skipWhy;
 };
 
 std::string trialName(const AutoTrial& t);  // "rps", or "rps_big" for the big cores only (logs, metrics)
@@ -121,8 +164,26 @@ std::string trialName(const AutoTrial& t);  // "rps", or "rps_big" for the big c
 // of its targets by the planner: one trial). The one list the daemon queues, its log, status and
 // plan --explain show.
 std::vector<AutoTrial> trialOrder(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest);
-// "rps_big (CPUs 0-3), then rps (CPUs 0-7), then xdp_big (CPUs 0-3), then xdp (CPUs 0-7)"
+// "rps_big (CPUs 0-3), then rps (CPUs 0-7), then xdp_big (CPUs 0-3), then xdp (CPUs 0-7)"; with
+// predictions where they were made, and the skipped ones after.
 std::string trialOrderText(const std::vector<AutoTrial>& trials);
+
+// This host's corrections, by trial name: measured / the model's ratio at its last trial, and when
+// (a correction older than kCorrectionSeconds is forgotten: the host's load mix moves on).
+struct Correction {
+    double factor = 1;
+    double at = 0;
+};
+using Corrections = std::map<std::string, Correction>;
+inline constexpr double kCorrectionSeconds = 3600;
+// trialOrder's trials, each predicted from `none`: the modes ordered by their best prediction
+// (ties, within 1 %, in the profile's order; a mode's biggest-cores trial stays before its
+// all-cores one), a trial skipped where its bound cannot beat `bar`, or, with `measuredSkips`, where
+// a trial of it here measured it worse than none and its corrected prediction is still under
+// 1 - worse_margin (a load change re-opening the back-off; the back-off's end re-measures all).
+std::vector<AutoTrial> plannedTrials(const std::vector<SteeringMode>& modes, const CpuSet& targets, const CpuSet& biggest,
+                                     unsigned rxCpu, const LoadView& none, const Corrections& corrections,
+                                     const AutoThresholds& t, double now, bool measuredSkips = true);
 
 class AutoSteer {
 public:
@@ -155,6 +216,8 @@ public:
     const std::vector<AutoTrial>& trials() const { return trials_; }
     // The receive CPU when steering went on (once it is on, the busiest NET_RX CPU is a target).
     unsigned rxCpuAtEnable() const { return rxCpu_; }
+    // What each candidate's trials here taught the model (measured / predicted), by trial name.
+    const Corrections& corrections() const { return corrections_; }
 
     // The targets a first look at one sample gives (the one-shot `plan`/`apply`), with each
     // CPU's reason; nothing of the state changes.
@@ -168,6 +231,11 @@ public:
 private:
     // Saturated by receive work: busy, and either mostly in NET_RX or (with at least half that
     // share) running out of budget with packets left (time_squeeze).
+    // The next trial not skipped after `from` (trials_.size(): none left).
+    size_t nextTrial(size_t from) const {
+        while (from < trials_.size() && trials_[from].skipped) ++from;
+        return from;
+    }
     bool saturated(const CpuLoad& rx) const {
         if (rx.busy < t_.busyOn) return false;
         return rx.netRx >= t_.onRxShare || (rx.netRx >= t_.onRxShare / 2 && rx.squeezed >= kSqueezesPerSecond);
@@ -180,7 +248,8 @@ private:
     static constexpr unsigned kMinSamples = 4, kMinBaseline = 2;
     AutoDecision advance(double at, std::string result);  // the next candidate, or the judgement
     // step() by state.
-    AutoDecision stepBackoff(const AutoSample& s);
+    AutoDecision stepBackoff(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
+                             const CpuSet& biggest);
     AutoDecision stepOff(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings, const CpuSet& biggest);
     AutoDecision stepTrial(const AutoSample& s);
     AutoDecision stepOn(const AutoSample& s);
@@ -196,15 +265,24 @@ private:
     }
     void resetBaseline() {
         baseline_ = baselineLoss_ = Moments{};
+        baselineView_ = LoadView{};
         holding_ = false;
     }
+    // The load moved since the attempt that was undone, so that a candidate's prediction now beats
+    // the margin: the back-off ends early. Empty: it has not.
+    std::string loadChanged(unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings, const CpuSet& biggest,
+                            const AutoSample& s);
 
     AutoThresholds t_;
     AutoState state_ = AutoState::kOff;
     CpuSet targets_;
     unsigned rxCpu_ = 0;
     double badSince_ = -1;  // kOn: since when delivery has fallen short with full targets; < 0: it has not
-    Moments baseline_, baselineLoss_;  // the saturated samples in a row (kOff)
+    Moments baseline_, baselineLoss_;  // the saturated samples in a row (kOff; kBackoff, for loadChanged)
+    LoadView baselineView_;            // the same samples' loads
+    LoadView beforeView_;              // none's loads behind the attempt in progress or last judged
+    Corrections corrections_;
+    bool recheck_ = false;             // the attempt measuring now came at the back-off's end: every candidate again
     double spellStart_ = 0;            // since when they have been saturated
     Moments before_;                   // none's samples behind the attempt in progress
     double baselinePps_ = 0, baselineLossRate_ = 0;  // before the change

@@ -76,6 +76,22 @@ TEST_CASE("status: the daemon's view adds mode auto's state, its decision and BP
     CHECK(screen.find("profile: none applied") != std::string::npos);
 }
 
+TEST_CASE("status: mode auto's trials in the daemon's order, predicted and measured, the skipped ones last", "[status]") {
+    auto [a, b] = readings();
+    StatusInputs in;
+    in.daemon = nlohmann::json::parse(R"({"pid": 77, "interfaces": {"fb": {"auto_state": "trial", "mode": "rps", "targets": "1",
+        "trial_order": [{"trial": "xdp", "targets": "1", "predicted_ratio": 1.9, "measured_ratio": 2.95},
+                        {"trial": "rps", "targets": "1", "predicted_ratio": 1.9},
+                        {"trial": "napi", "targets": "1", "predicted_ratio": 0.5, "skipped": "cannot beat 1.05x"}]}}})");
+    const StatusSample s = makeStatus(a, b, in);
+    REQUIRE(s.ifaces.size() == 1);
+    CHECK(s.ifaces[0].trials == "xdp 1.90x predicted, 2.95x measured; rps 1.90x predicted; skipped: napi");
+    const std::string screen = renderStatus(s, 120);
+    CHECK(screen.find("                trials: xdp 1.90x predicted, 2.95x measured; rps 1.90x predicted; skipped: napi\n") !=
+          std::string::npos);
+    CHECK(statusJson(s)["interfaces"][0]["trials"] == s.ifaces[0].trials);
+}
+
 TEST_CASE("status: an idle host has no hot CPU", "[status]") {
     StatusRaw a, b;
     a.at = 0;

@@ -140,5 +140,5 @@ TEST_CASE("auto: plan --explain lists the trials in the order the daemon runs th
     REQUIRE(control.machine("enP7s7")->trials().size() == 4);
     const std::string order = trialOrderText(control.machine("enP7s7")->trials());
     CHECK(order.starts_with("xdp_big (CPUs "));
-    CHECK(explained.find("trials (steering.auto.candidates), in the daemon's order: " + order + ", ") != std::string::npos);
+    CHECK(explained.find("trials (steering.auto.candidates), in the daemon's order (by prediction): " + order + ", ") != std::string::npos);
 }

@@ -112,6 +112,13 @@ TEST_CASE("a bad cpu_capacity names its file", "[capacity]") {
     CHECK(s.error().message().find("'big' is not a capacity") != std::string::npos);
 }
 
+TEST_CASE("irq.cpus auto says why beside steering onto the big cores (the arm64 lab's plan)", "[capacity][planner]") {
+    auto p = prepared("gb10-big-little", "steering:\n  mode: rps\n  cpus: big\nirq:\n  cpus: auto\n");
+    CHECK(desiredOf(p, "irq 150") == "2");
+    CHECK(explains(p, "cpu 2 chosen: the eligible CPU with the least other interrupt work among the biggest cores"));
+    CHECK(explains(p, "a smaller core (capacity 410"));
+}
+
 TEST_CASE("irq.cpus auto puts the RX IRQ on a big core, the least busy one, and says why", "[capacity][planner]") {
     const std::string irqAuto = "steering:\n  mode: none\nirq:\n  cpus: auto\n";
     // GB10-like: the IRQ is on little CPU 7 now; big CPU 0 has the NVMe queue's interrupts.
