@@ -1,8 +1,13 @@
 # rxtune: the two commands (make run, make test) and their building blocks.
 # Works as root on a fresh Debian 12 machine: missing Debian packages are installed first.
+# make run also works on Debian 13 (packaging/debian13/make_run.sh runs it on a plain trixie root).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
+
+# The one runtime package whose name differs between the releases (trixie's 64-bit time_t
+# transition renamed it).
+GLIB_RUNTIME := $(if $(shell grep -qsx 'VERSION_CODENAME=bookworm' /etc/os-release && echo y),libglib2.0-0,libglib2.0-0t64)
 
 APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libnl-3-dev libnl-route-3-dev libnl-genl-3-dev libyaml-cpp-dev catch2 prometheus-cpp-dev \
@@ -10,7 +15,7 @@ APT_PACKAGES := build-essential meson ninja-build pkg-config clang llvm \
 	libexpected-dev libcrypt-dev libmicrohttpd-dev libgnutls28-dev iproute2 ethtool python3 prometheus curl prometheus-node-exporter strace \
 	scdoc bash-completion debhelper dpkg-dev lintian fakeroot systemd man-db util-linux \
 	mmdebstrap podman runc python3-yaml libcap2-bin \
-	libglib2.0-0 libnuma1 libcap-ng0 \
+	$(GLIB_RUNTIME) libnuma1 libcap-ng0 \
 	qemu-system-x86 busybox-static
 
 BUILD      ?= build
@@ -23,7 +28,7 @@ FUZZ_SOAK_RUNS ?= 1000000
 FUZZ_SOAK_SECONDS ?= 600
 FUZZ_TARGETS := $(shell awk '!/^\#/ && NF {print $$1}' tests/fuzz/targets.txt)
 
-.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 debian13 vm-test-debian13 clean
+.PHONY: all deps bench-deps build build-asan build-fuzz build-for-test fuzz-soak werror run test deb image lab vm-test vm-test-irqpin cross-arm64 vm-test-arm64 debian13 debian13-run vm-test-debian13 clean
 
 all: build
 
@@ -146,10 +151,16 @@ cross-arm64: deps
 # Debian 13 (trixie): the release build and the ASan/UBSan unit tests in a trixie root, the amd64
 # .debs installed with apt on a plain trixie root (packaging/debian13/build.sh, output in
 # build-debian13/), then the arm64 build, unit tests and .debs in a trixie multiarch root (output
-# in build-arm64-trixie/).
+# in build-arm64-trixie/), then make run as a Debian 13 user meets it (debian13-run).
 debian13: deps
 	packaging/debian13/build.sh
 	CROSS_SUITE=trixie packaging/cross/arm64.sh
+	packaging/debian13/make_run.sh
+
+# README's make run on a plain Debian 13 root: the packages by their trixie names, the build,
+# detect and plan (packaging/debian13/make_run.sh; output in build-debian13/make-run/).
+debian13-run: deps
+	packaging/debian13/make_run.sh
 
 # The booted lab on Debian 13 (docs/VM.md): the trixie .deb (packaging/debian13/build.sh, amd64)
 # installed on a trixie system (systemd 257, trixie's irqbalance) with its 6.12 and

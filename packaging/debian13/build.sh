@@ -46,15 +46,8 @@ key=$(printf '%s\n' "$SUITE" "$PACKAGES" "$RECIPE" | sha256sum | cut -c1-16)
 buildroot_ensure "$CACHE/build" "$key" "$SUITE" "$MIRROR" --variant=apt --include="$(echo $PACKAGES | tr ' ' ',')" \
   --customize-hook='rm -rf "$1"/var/cache/apt/archives/*.deb'
 BUILDROOT=$ROOT
-# The plain system the packages are installed on: Debian 13 as mmdebstrap's apt variant makes it
-# (essential packages and apt), kept as a tarball and unpacked fresh for each run.
-PLAIN=$CACHE/plain-trixie.tar
-if [ ! -s "$PLAIN" ]; then
-  say "building the plain Debian 13 root ($PLAIN)"
-  rm -rf "$PLAIN.tmp"
-  mmdebstrap --quiet --variant=apt --format=tar "$SUITE" "$PLAIN.tmp" "$MIRROR"
-  mv "$PLAIN.tmp" "$PLAIN"
-fi
+# The plain system the packages are installed on (unpacked fresh for each run).
+buildroot_plain "$CACHE" "$SUITE" "$MIRROR"
 
 buildroot_copy_tree "$SRC" "$OUT/tree"
 # The BPF programs' types: this machine's kernel BTF, as the Debian 12 build takes the running one's.

@@ -22,6 +22,19 @@ buildroot_ensure() {
   say "build root ready in $((SECONDS - t0)) s"
 }
 
+# buildroot_plain CACHE SUITE MIRROR: a plain system of SUITE as mmdebstrap's apt variant makes it
+# (essential packages and apt), kept as a tarball under CACHE (made once) and unpacked fresh by
+# each user; its path in $PLAIN.
+buildroot_plain() {
+  PLAIN=$1/plain-$2.tar
+  if [ -s "$PLAIN" ]; then return 0; fi
+  say "building the plain $2 root ($PLAIN)"
+  mkdir -p "$1"
+  rm -rf "$PLAIN.tmp"
+  mmdebstrap --quiet --variant=apt --format=tar "$2" "$PLAIN.tmp" "$3"
+  mv "$PLAIN.tmp" "$PLAIN"
+}
+
 # buildroot_copy_tree SRC DST: the tree as git has it (committed and untracked, not ignored). A file
 # is copied only where its content differs from the last run's copy (which then gets a new time),
 # and what is gone is removed: so a second build rebuilds exactly what changed.
