@@ -17,7 +17,9 @@
 #              the target CPU): throughput is answers/s, with p50/p99 latency beside it
 # Modes ($MODES): none, RPS to CPU 1, XDP cpumap (generic) to CPU 1, threaded NAPI with the fb's
 # kthread pinned to CPU 1 (needs NAPI on the veth: GRO=on), and auto (candidates $AUTO_CANDIDATES);
-# also defer and napi-defer (nic.gro_flush_timeout / napi_defer_hard_irqs, $DEFER).
+# also defer and napi-defer (nic.gro_flush_timeout / napi_defer_hard_irqs, $DEFER), and
+# xdp-daemon (XDP to CPU 1 held by a running daemon with the shipped config, as auto's is: the
+# static peer that carries the daemon's own cost).
 # GRO=on turns GRO on fb for every mode (veth then receives in its own NAPI poll, on the sender's
 # CPU as before); off (the default) is the path of the earlier runs.
 # Usage: bench/steer_bench.sh [SECONDS] [SCENARIOS] [ROUNDS]   (root, 2+ CPUs; cleans up after itself)
@@ -57,11 +59,17 @@ DEFER=${DEFER:-"nic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n"}
 printf "$head  mode: none\n$DEFER" > "$WORK/defer.yaml"
 printf "$head  mode: napi\n  cpus: '1'\n  xps: false\n$DEFER" > "$WORK/napi-defer.yaml"
 ip netns exec "$B" ethtool -K fb gro "$GRO" rx-udp-gro-forwarding "$GRO_UDP_FWD" > /dev/null
-# auto with the shipped default thresholds and candidates; the daemon samples every second.
+# auto with the shipped default thresholds and candidates.
 printf "$head  mode: auto\n  xps: false\n  default_mask: false\n" > "$WORK/auto.yaml"
 [ -z "$AUTO_CANDIDATES" ] || printf "  auto:\n    candidates: %s\n" "$AUTO_CANDIDATES" >> "$WORK/auto.yaml"
-printf "profile: %s\nlisten: 127.0.0.1:19898\nmetrics_interval: ${AUTO_METRICS_INTERVAL:-5s}\non_stop: revert\ndatapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" \
-  "$WORK/auto.yaml" "$WORK/dstate" "$WORK/drun" "$WORK/bpffs/rxtune-d" > "$WORK/daemon.yaml"
+daemon_config() {  # PROFILE OUT: the daemon's config with the shipped settings
+  printf "profile: %s\nlisten: 127.0.0.1:19898\nmetrics_interval: ${AUTO_METRICS_INTERVAL:-5s}\non_stop: revert\ndatapaths: []\nstate_dir: %s\nrun_dir: %s\nbpf_dir: %s\n" \
+    "$1" "$WORK/dstate" "$WORK/drun" "$WORK/bpffs/rxtune-d" > "$2"
+}
+daemon_config "$WORK/auto.yaml" "$WORK/daemon.yaml"
+# xdp-daemon: static XDP as the daemon keeps it (the shipped daemon config, bpf_accounting auto):
+# the peer that tells the daemon's own cost apart from what auto chose.
+daemon_config "$WORK/xdp.yaml" "$WORK/daemon-xdp.yaml"
 
 cost_of() {  # the receive cost of a scenario: "", nft:N or tc:N
   case $1 in nft-*) echo "nft:$NFT_RULES" ;; tc-*) echo "tc:$TC_FILTERS" ;; *) echo "" ;; esac
@@ -151,6 +159,14 @@ auto_measure() {
   grep -o "auto fb: .*" "$WORK/daemon.log" | sed "s/^/  round $round $scen: /" >> "$WORK/decisions" || true
   echo "  round $round $scen: auto steered with: ${how:-?} while measured" >> "$WORK/decisions"
 }
+daemon_static_measure() {  # ROUND SCENARIO MODE CONFIG
+  ip netns exec "$B" ${DAEMON_WRAP:-} "$BIN" daemon --config "$4" 2> "$WORK/daemon.log" &
+  DAEMON=$!
+  for _ in $(seq 100); do grep -q "running:" "$WORK/daemon.log" && break; sleep 0.1; done
+  sleep 1
+  measure "$1" "$2" "$3"
+  kill -TERM "$DAEMON"; wait "$DAEMON" || true; DAEMON=
+}
 mkdir -p "$(dirname "$RESULTS")"
 echo "# machine: $(nproc) CPUs, kernel $(uname -r), $(date -u +%Y-%m-%dT%H:%MZ); $T s per mode, $ROUNDS interleaved rounds, 64 flows of 64-byte UDP; nft: $NFT_RULES rules, tc: $TC_FILTERS filters; GRO $GRO, rx-udp-gro-forwarding $GRO_UDP_FWD on fb; auto (candidates ${AUTO_CANDIDATES:-shipped}) measured once it has decided (at most ${WARMUP} s of load first)" | tee "$RESULTS"
 printf "round\tscenario\tmode\tsent/s\tprocessed/s\tcpu0_softirq%%\tdrops/s\tp50_us\tp99_us\n" | tee -a "$RESULTS"
@@ -164,6 +180,7 @@ for round in $(seq 1 "$ROUNDS"); do
       case $mode in
         none) measure "$round" "$scen" none ;;
         auto) auto_measure "$round" "$scen" ;;
+        xdp-daemon) daemon_static_measure "$round" "$scen" xdp-daemon "$WORK/daemon-xdp.yaml" ;;
         *)
           ip netns exec "$B" "$BIN" apply -p "$WORK/${mode%-generic}.yaml" "${args[@]}" > "$WORK/apply.out"
           grep -h "skip" "$WORK/apply.out" | sed "s/^/  round $round $scen $mode: /" >> "$WORK/decisions" || true

@@ -12,7 +12,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-MODES = ["none", "rps", "xdp-generic", "napi", "defer", "napi-defer", "auto"]
+MODES = ["none", "rps", "xdp-generic", "napi", "defer", "napi-defer", "xdp-daemon", "auto"]
 STATIC = ("rps", "xdp-generic", "napi")
 
 
@@ -98,7 +98,7 @@ def svg(rows, order, headers, out):
     modes = modes_in(rows)
     width = 0.8 / len(modes)
     colours = {"none": "#9e9e9e", "rps": "#5b8def", "xdp-generic": "#f0a030", "napi": "#b05fc0", "defer": "#c8a0d8",
-               "napi-defer": "#7a3f8a", "auto": "#2e9e58"}
+               "napi-defer": "#7a3f8a", "xdp-daemon": "#c07820", "auto": "#2e9e58"}
     for i, mode in enumerate(modes):
         xs, meds, lo, hi = [], [], [], []
         for j, scen in enumerate(order):
