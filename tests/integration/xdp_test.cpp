@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../unit/support/families.hpp"
+
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -191,8 +193,8 @@ TEST_CASE("a failed apply detaches the XDP steering it installed, and keeps no j
         const Knobs knobs(fs, Services().with<XdpSteering>(&xdp).with<NetlinkSource>(nl->get()));
         Plan p;
         p.profile = "undo-test";
-        p.settings.push_back(makeSetting(xdpFamily(), {"xdp", "xa0", "steering"}, ValueKind::kXdp, "", "cpus=0 mode=generic qsize=2048", "t"));
-        p.settings.push_back(makeSetting(ringsFamily(), {"rings", "xa0", "rx"}, ValueKind::kInteger, "256", "512", "t", "256"));
+        p.settings.push_back(makeSetting(test::family("xdp"), {"xdp", "xa0", "steering"}, ValueKind::kXdp, "", "cpus=0 mode=generic qsize=2048", "t"));
+        p.settings.push_back(makeSetting(test::family("rings"), {"rings", "xa0", "rx"}, ValueKind::kInteger, "256", "512", "t", "256"));
         const JournalStore store((dir / "state").string());
         auto r = applyPlan(p, knobs, store, "t");
         REQUIRE_FALSE(r);

@@ -369,7 +369,8 @@ Result<ApplyReport> applyPlan(const Plan& plan, const Knobs& fs, const JournalSt
     using namespace applysteps;
     auto loaded = store.load();
     if (!loaded) return failWith(loaded.error());
-    if (*loaded) recoverKeys(**loaded);
+    if (*loaded)
+        if (auto r = recoverKeys(**loaded); !r) return failWith(r.error().withContext("apply"));
     if (*loaded)
         if (auto r = sameNetns(**loaded, fs, store, "apply"); !r) return failWith(r.error());
     const std::optional<Journal> before = *loaded;
@@ -456,7 +457,7 @@ Result<std::vector<MovedSetting>> putBackMoved(const Plan& plan, const Knobs& kn
 Result<std::vector<Drift>> verifyApplied(const Journal& loaded, const Knobs& fs) {
     std::vector<Drift> out;
     Journal journal = loaded;
-    recoverKeys(journal);
+    if (auto r = recoverKeys(journal); !r) return failWith(r.error().withContext("verify"));
     for (const auto& s : journal.applied) {
         auto cur = fs.read(s.key, s.path);
         if (!cur) {
@@ -474,8 +475,8 @@ Result<std::vector<Drift>> verifyApplied(const Journal& loaded, const Knobs& fs)
 
 std::vector<PendingEffect> pendingApplied(const Journal& loaded, const Knobs& fs) {
     Journal journal = loaded;
-    recoverKeys(journal);
     std::vector<PendingEffect> out;
+    if (!recoverKeys(journal)) return out;  // verify says why
     for (const auto& s : journal.applied)
         if (auto p = fs.pending(s.key, s.desired)) out.push_back({s.id, s.desired, std::move(p->what), p->against});
     return out;
@@ -487,7 +488,7 @@ Result<RevertReport> revertAll(const Knobs& fs, const JournalStore& store) {
     if (!loaded) return failWith(loaded.error());
     if (!*loaded) return report;
     Journal& j = **loaded;
-    recoverKeys(j);
+    if (auto r = recoverKeys(j); !r) return failWith(r.error().withContext("revert"));
     if (auto r = sameNetns(j, fs, store, "revert"); !r) return failWith(r.error());
     Error firstError;
     bool failed = false;

@@ -225,9 +225,13 @@ StatusInputs readInputs(FileTree& fs, const StatusOptions& o) {
     StatusInputs in;
     JournalStore store(o.stateDir);
     if (auto j = store.load(); j && *j) {
-        recoverKeys(**j);
         in.profile = (*j)->profile;
         in.appliedAt = (*j)->appliedAt;
+        // A journal this build cannot read the keys of: said once, its drift and steering unknown.
+        if (auto keys = recoverKeys(**j); !keys) {
+            std::cerr << "rxtune: warning: " << keys.error().message() << "\n";
+            return in;
+        }
         KnobBackends backends(fs, o.bpfDir);
         const Knobs knobs = backends.knobs(fs);
         if (auto d = verifyApplied(**j, knobs)) in.drifted = d->size();

@@ -183,11 +183,9 @@ private:
     }
 };
 
-}  // namespace
+const CoalesceFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 260};
 
-const KnobFamily& coalesceFamily() {
-    static const CoalesceFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

@@ -30,11 +30,9 @@ public:
     }
 };
 
-}  // namespace
+const DefaultMaskFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 110};
 
-const KnobFamily& defaultMaskFamily() {
-    static const DefaultMaskFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

@@ -20,6 +20,7 @@
 #include "core/services.hpp"
 #include "sys/netlink.hpp"
 #include "core/setting.hpp"
+#include "knobs/metrics_sink.hpp"
 #include "knobs/plan_input.hpp"
 #include "profile/profile.hpp"
 #include "profile/section.hpp"
@@ -31,8 +32,6 @@
 namespace rxtune {
 
 struct CpuTargets;
-class Metrics;
-class SnapshotGauges;
 
 // What the core hands a family's hooks around a plan and its apply, in the one-shot commands and
 // in the daemon's runs. `memory` is the family's own: the daemon carries it from run to run, a
@@ -167,7 +166,7 @@ public:
     // False where the family knows the mover as one rxtune works with, whose move is no drift
     // (irqbalance moving an IRQ before the rescan that bans it): counted in the family's series,
     // not in rxtune_drift_corrections_total.
-    virtual bool driftCorrected(HookContext&, const Setting&, Metrics&) const { return true; }
+    virtual bool driftCorrected(HookContext&, const Setting&, CounterSink&) const { return true; }
     // A knob another agent on the host moves on its own (irqbalance an IRQ's CPUs, until the
     // rescan that bans it): a command reads it again after the hooks before its writes (they may
     // have waited on that agent) and after its writes, and puts back what moved.
@@ -175,7 +174,7 @@ public:
     // Who moved such a knob, in words ("irqbalance (pid 511), before the rescan that bans it").
     virtual std::string moverOf(HookContext&, const Setting&) const { return "someone else"; }
     // The family's own counters (name, help), registered with the daemon's metrics at start and
-    // counted through Metrics::familyCounter.
+    // counted through the CounterSink driftCorrected is handed.
     struct CounterSpec {
         std::string name, help;
     };
@@ -183,7 +182,7 @@ public:
     // The family's own gauges of what a snapshot shows (name, help), and setting them from one; a
     // series not set again at the next snapshot is removed (a device gone).
     virtual std::vector<CounterSpec> gauges() const { return {}; }
-    virtual void exportSnapshot(const HostSnapshot&, SnapshotGauges&) const {}
+    virtual void exportSnapshot(const HostSnapshot&, GaugeSink&) const {}
 
     // Status: how a setting of the applied profile shows a device's steering ("rps", "xdp",
     // "napi") and to which CPUs; nullopt: it does not say.
@@ -193,6 +192,14 @@ public:
         bool yields = false;  // another family's view of the same device wins over this one
     };
     virtual std::optional<SteeringView> steeringOf(const Setting&) const { return std::nullopt; }
+};
+
+// A family's place in the registry (knobs/registry.hpp): `const FamilyRegistration r{family, rank};`
+// beside the family in its own unit. The families' units are linked whole (agent/meson.build), so
+// nothing names them. rank: the planning order, unique; host-wide families 100-199, a device's
+// 200-299, per-CPU ones from 300 (`grep -r FamilyRegistration agent/src/knobs` lists them).
+struct FamilyRegistration {
+    FamilyRegistration(const KnobFamily& family, int rank);
 };
 
 inline constexpr std::string_view kDefaultMaskSysctl = "net.core.rps_default_mask";

@@ -6,7 +6,6 @@
 #include "knobs/path_key.hpp"
 #include "knobs/governor_profile.hpp"
 #include "knobs/registry.hpp"
-#include "metrics/metrics.hpp"
 
 namespace rxtune {
 
@@ -20,8 +19,8 @@ constexpr std::string_view kFile = "/cpufreq/scaling_governor";
 class GovernorFamily final : public KnobFamily {
 public:
     std::vector<CounterSpec> gauges() const override { return {{std::string(kGovernorInfo), "cpufreq governor of the CPU; always 1"}}; }
-    void exportSnapshot(const HostSnapshot& snap, SnapshotGauges& g) const override {
-        for (const auto& [cpu, gov] : snap.host.governors) g.at(std::string(kGovernorInfo), {{"cpu", std::to_string(cpu)}, {"governor", gov}}).Set(1);
+    void exportSnapshot(const HostSnapshot& snap, GaugeSink& g) const override {
+        for (const auto& [cpu, gov] : snap.host.governors) g.set(std::string(kGovernorInfo), {{"cpu", std::to_string(cpu)}, {"governor", gov}}, 1);
     }
 
     // detect: each CPU's governor, and those offered.
@@ -87,11 +86,9 @@ public:
     }
 };
 
-}  // namespace
+const GovernorFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 300};
 
-const KnobFamily& governorFamily() {
-    static const GovernorFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

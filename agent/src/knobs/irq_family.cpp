@@ -325,7 +325,7 @@ public:
     void afterApply(HookContext& c, const Profile* p, ApplyStage stage) const override {
         irqAfterApply(c, !p || intentOf(*p).kind == IrqIntent::Kind::kKeep, stage);
     }
-    bool driftCorrected(HookContext& c, const Setting& s, Metrics& metrics) const override { return irqDriftCorrected(c, s, metrics); }
+    bool driftCorrected(HookContext& c, const Setting& s, CounterSink& metrics) const override { return irqDriftCorrected(c, s, metrics); }
     bool othersMove(const KnobKey& k) const override { return k.irq >= 0; }
     std::string moverOf(HookContext& c, const Setting& s) const override { return irqMoverOf(c, s); }
     std::vector<CounterSpec> counters() const override {
@@ -394,11 +394,9 @@ private:
     }
 };
 
-}  // namespace
+const IrqFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 240};
 
-const KnobFamily& irqFamily() {
-    static const IrqFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

@@ -8,7 +8,6 @@
 
 #include "inventory/irqbalance_reader.hpp"
 #include "knobs/irq_state.hpp"
-#include "metrics/metrics.hpp"
 
 namespace rxtune {
 
@@ -144,11 +143,10 @@ std::string irqMoverOf(HookContext& c, const Setting& s) {
            (m.asking ? ", before the rescan that bans it" : ", which does not ask rxtune's policy script");
 }
 
-bool irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics) {
+bool irqDriftCorrected(HookContext& c, const Setting& s, CounterSink& metrics) {
     const IrqMover m = irqMover(c.fs);
     const int irq = s.key.irq;
-    metrics.familyCounter(std::string(kIrqMoves), {{"interface", s.key.device}, {"irq", std::to_string(irq)}, {"by", m.pid ? "irqbalance" : "other"}})
-        .Increment();
+    metrics.count(std::string(kIrqMoves), {{"interface", s.key.device}, {"irq", std::to_string(irq)}, {"by", m.pid ? "irqbalance" : "other"}});
     const std::string moved = "IRQ " + std::to_string(irq) + " of " + s.key.device + " was moved to CPUs " + s.current + " and is back on " + s.desired;
     if (m.pid == 0) {
         c.say(SD_NOTICE, moved + "; irqbalance does not run: someone wrote /proc/irq/" + std::to_string(irq) + "/smp_affinity_list");

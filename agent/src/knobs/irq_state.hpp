@@ -119,7 +119,7 @@ void irqAfterApply(HookContext& c, bool irqKept, ApplyStage stage);
 // drift) where irqbalance asks rxtune's policy script and moved it before the rescan that bans it
 // (told to rescan again where it still balances it), true for anyone else, an irqbalance without
 // the script, or the same irqbalance moving the same IRQ a second time.
-bool irqDriftCorrected(HookContext& c, const Setting& s, Metrics& metrics);
+bool irqDriftCorrected(HookContext& c, const Setting& s, CounterSink& metrics);
 // Who moved a pinned IRQ, in words: irqbalance (pid, whether before its rescan), or someone else.
 std::string irqMoverOf(HookContext& c, const Setting& s);
 // The IRQ family's counter: a pinned IRQ someone moved, put back.

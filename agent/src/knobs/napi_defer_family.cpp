@@ -86,11 +86,9 @@ public:
     }
 };
 
-}  // namespace
+const NapiDeferFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 230};
 
-const KnobFamily& napiDeferFamily() {
-    static const NapiDeferFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

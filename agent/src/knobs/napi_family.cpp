@@ -201,11 +201,9 @@ public:
     }
 };
 
-}  // namespace
+const NapiFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 220};
 
-const KnobFamily& napiFamily() {
-    static const NapiFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

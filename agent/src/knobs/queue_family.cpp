@@ -5,7 +5,6 @@
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "metrics/metrics.hpp"
 
 namespace rxtune {
 
@@ -27,13 +26,13 @@ public:
     std::vector<CounterSpec> gauges() const override {
         return {{std::string(kSteeringCpus), "CPUs in the queue's rps_cpus (rx) or xps_cpus (tx); 0 = no software steering"}};
     }
-    void exportSnapshot(const HostSnapshot& snap, SnapshotGauges& g) const override {
+    void exportSnapshot(const HostSnapshot& snap, GaugeSink& g) const override {
         for (const auto& n : snap.nics) {
             for (const auto& r : n.rx)
-                g.at(std::string(kSteeringCpus), {{"interface", n.name}, {"queue", "rx-" + std::to_string(r.index)}}).Set(r.rpsCpus.count());
+                g.set(std::string(kSteeringCpus), {{"interface", n.name}, {"queue", "rx-" + std::to_string(r.index)}}, r.rpsCpus.count());
             for (const auto& t : n.tx)
                 if (t.xpsCpus)
-                    g.at(std::string(kSteeringCpus), {{"interface", n.name}, {"queue", "tx-" + std::to_string(t.index)}}).Set(t.xpsCpus->count());
+                    g.set(std::string(kSteeringCpus), {{"interface", n.name}, {"queue", "tx-" + std::to_string(t.index)}}, t.xpsCpus->count());
         }
     }
 
@@ -150,7 +149,7 @@ public:
     // value wanted already and nothing is written to it (else revert would leave it steered).
     std::vector<Original> inheritedOriginals(const Plan& plan, const Journal& before, const std::set<std::string>& journaled) const override {
         std::vector<Original> out;
-        const std::string maskPath = defaultMaskFamily().path({});
+        const std::string maskPath = paths::sysctl(std::string(kDefaultMaskSysctl));
         const Original* maskOriginal = before.original(maskPath);
         auto maskNow = std::find_if(plan.settings.begin(), plan.settings.end(), [&](const Setting& s) { return s.path == maskPath; });
         if (!maskOriginal || maskNow == plan.settings.end()) return out;
@@ -171,11 +170,9 @@ public:
     }
 };
 
-}  // namespace
+const QueueFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 210};
 
-const KnobFamily& queueFamily() {
-    static const QueueFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

@@ -197,11 +197,9 @@ public:
     }
 };
 
-}  // namespace
+const RingsFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 250};
 
-const KnobFamily& ringsFamily() {
-    static const RingsFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

@@ -130,11 +130,9 @@ public:
     }
 };
 
-}  // namespace
+const SysctlFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 100};
 
-const KnobFamily& sysctlFamily() {
-    static const SysctlFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

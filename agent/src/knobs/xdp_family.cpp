@@ -84,11 +84,9 @@ public:
     }
 };
 
-}  // namespace
+const XdpFamily kFamily;
+const FamilyRegistration kRegistered{kFamily, 200};
 
-const KnobFamily& xdpFamily() {
-    static const XdpFamily f;
-    return f;
-}
+}  // namespace
 
 }  // namespace rxtune

@@ -70,13 +70,13 @@ prometheus::Family<prometheus::Histogram>& histogram(prometheus::Registry& r, co
 }
 
 // Each family gauge's series for one snapshot: those not set again are removed at the end.
-class FamilySnapshotGauges final : public SnapshotGauges {
+class FamilySnapshotGauges final : public GaugeSink {
 public:
     template <class M>
     explicit FamilySnapshotGauges(M& gauges) {
         for (auto& [name, g] : gauges) rounds_.emplace(name, std::make_unique<Round<prometheus::Gauge>>(*g.family, g.live));
     }
-    prometheus::Gauge& at(const std::string& name, const prometheus::Labels& labels) override { return rounds_.at(name)->at(labels); }
+    void set(const std::string& name, const MetricLabels& labels, double value) override { rounds_.at(name)->at(labels).Set(value); }
 
 private:
     std::map<std::string, std::unique_ptr<Round<prometheus::Gauge>>> rounds_;
@@ -249,9 +249,7 @@ void Metrics::countDriftCorrection(const Setting& s) {
     drift_.Add({{"interface", s.key.device}, {"setting", familyOf(s.key).settingLabel(s.key)}}).Increment();
 }
 
-prometheus::Counter& Metrics::familyCounter(const std::string& name, const prometheus::Labels& labels) {
-    return familyCounters_.at(name)->Add(labels);
-}
+void Metrics::count(const std::string& name, const MetricLabels& labels, double by) { familyCounters_.at(name)->Add(labels).Increment(by); }
 
 void Metrics::observeReapplyLatency(std::chrono::nanoseconds d) {
     static const prometheus::Histogram::BucketBoundaries kBuckets = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,

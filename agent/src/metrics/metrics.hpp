@@ -14,6 +14,7 @@
 #include <prometheus/registry.h>
 
 #include "core/setting.hpp"
+#include "knobs/metrics_sink.hpp"
 
 #include "inventory/snapshot.hpp"
 #include "bpf/softirq_accounting.hpp"
@@ -32,14 +33,8 @@ struct ApplyOutcome {
     size_t notInEffect = 0;  // in place, but the kernel goes on acting against it
 };
 
-// A knob family's gauges as Metrics::updateSnapshot hands them to it (KnobFamily::exportSnapshot).
-class SnapshotGauges {
-public:
-    virtual ~SnapshotGauges() = default;
-    virtual prometheus::Gauge& at(const std::string& name, const prometheus::Labels& labels) = 0;
-};
-
-class Metrics {
+// The knob families count their own series through it (knobs/metrics_sink.hpp).
+class Metrics final : public CounterSink {
 public:
     explicit Metrics(std::string version);
     std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
@@ -54,7 +49,7 @@ public:
     void setBpfState(const std::string& program, BpfAvailability state);
     void countDriftCorrection(const Setting& s);
     // A knob family's own counter (KnobFamily::counters), by its name and labels.
-    prometheus::Counter& familyCounter(const std::string& name, const prometheus::Labels& labels);  // labels from the setting's family
+    void count(const std::string& name, const MetricLabels& labels, double by = 1) override;
     void observeReapplyLatency(std::chrono::nanoseconds d);
     // steering: mode: auto
     void countSteeringDecision(const std::string& interface, const std::string& decision, const std::string& reason);

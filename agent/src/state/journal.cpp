@@ -328,8 +328,12 @@ std::optional<Journal> parseJournalFast(std::string_view text, std::optional<std
 }
 
 Result<Journal> parseJournal(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
-    if (auto fast = parseJournalFast(text, mark)) return std::move(*fast);
-    return parseJournalReference(text, mark, path);
+    auto j = [&]() -> Result<Journal> {
+        if (auto fast = parseJournalFast(text, mark)) return std::move(*fast);
+        return parseJournalReference(text, mark, path);
+    }();
+    if (j) j->source = path;
+    return j;
 }
 
 Result<std::optional<Journal>> JournalStore::load() const {

@@ -35,6 +35,7 @@ struct Journal {
     std::string netns;
     std::vector<Original> originals;    // in the order first touched; revert replays in reverse
     std::vector<Setting> applied;       // desired values of the last apply, for verify
+    std::string source;                 // the file it was read from, for errors ("": made in memory); not stored
 
     const Original* original(const std::string& path) const;
 };

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/families.hpp"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -443,8 +445,8 @@ TEST_CASE("apply reads back only what the kernel could have stored otherwise", "
             k.queue = i;
             return k;
         };
-        p.settings.push_back(makeSetting(queueFamily(), q(1), ValueKind::kCpuMask, "0", "c", "isolated CPUs 2-3"));
-        p.settings.push_back(makeSetting(queueFamily(), q(2), ValueKind::kCpuMask, "0", "3", "housekeeping CPUs 0-1"));
+        p.settings.push_back(makeSetting(test::family("queue"), q(1), ValueKind::kCpuMask, "0", "c", "isolated CPUs 2-3"));
+        p.settings.push_back(makeSetting(test::family("queue"), q(2), ValueKind::kCpuMask, "0", "3", "housekeeping CPUs 0-1"));
         CountingTree fs(tree.path().string());
         JournalStore store((state.path() / "state").string());
         REQUIRE(applyPlan(p, knobsOf(fs), store, "t"));

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/families.hpp"
+
 #include <fstream>
 
 #include "../support/fake_threads.hpp"
@@ -125,7 +127,7 @@ TEST_CASE("mode napi applies, reads back, verifies, shows drift, and reverts to 
     CHECK(readTaskAffinity(fs, 900).value().toList() == "2-3");
     // The journal keeps the families' identity through the file.
     j = store.load().value().value();
-    recoverKeys(j);
+    REQUIRE(recoverKeys(j));
     for (const auto& o : j.originals) CHECK(o.key.family == (o.id.find("threaded") != std::string::npos || o.id.find("kthreads") != std::string::npos
                                                                 ? "napi" : "napi_defer"));
     auto back = revertAll(knobs, store);
@@ -169,12 +171,12 @@ TEST_CASE("nic: deferral keys are planned per device, skipped where the kernel l
 }
 
 TEST_CASE("status names a napi-steered device's mode and CPUs from its settings", "[knobs][napi]") {
-    auto s = makeSetting(napiFamily(), {"napi", "va", "napi-kthreads"}, ValueKind::kCpuMask, "", "6", "");
-    auto v = napiFamily().steeringOf(s);
+    auto s = makeSetting(test::family("napi"), {"napi", "va", "napi-kthreads"}, ValueKind::kCpuMask, "", "6", "");
+    auto v = test::family("napi").steeringOf(s);
     REQUIRE(v);
     CHECK(v->mode == "napi");
     CHECK(v->cpus.toList() == "1-2");
-    CHECK_FALSE(napiFamily().steeringOf(makeSetting(napiFamily(), {"napi", "va", "threaded"}, ValueKind::kInteger, "0", "1", "")));
+    CHECK_FALSE(test::family("napi").steeringOf(makeSetting(test::family("napi"), {"napi", "va", "threaded"}, ValueKind::kInteger, "0", "1", "")));
 }
 
 TEST_CASE("kthreads by name: cut names count only as a prefix of napi/<dev>-, and only kthreadd's children", "[knobs][napi]") {

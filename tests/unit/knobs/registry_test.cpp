@@ -1,11 +1,15 @@
 #include <catch2/catch.hpp>
 
+#include "../support/families.hpp"
+
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "apply/apply.hpp"
 #include "knobs/registry.hpp"
 #include "core/services.hpp"
 #include "profile/section.hpp"
@@ -81,13 +85,13 @@ TEST_CASE("every family's path gives its key back, and only its own", "[knobs]")
     for (const KnobFamily* f : knobFamilies()) registered.insert(std::string(f->name()));
     CHECK(families == registered);
     // Ids and paths as plans and journals have always shown them.
-    CHECK(familyOf("queue").id(queue("eth0", false, 3, "rps_cpus")) == "eth0 rx-3 rps_cpus");
-    CHECK(familyOf("queue").path(queue("eth0", true, 1, "xps_cpus")) == "sys/class/net/eth0/queues/tx-1/xps_cpus");
-    CHECK(familyOf("governor").id(governor(5)) == "cpu5 governor");
-    CHECK(familyOf("xdp").path({"xdp", "fb", "steering"}) == "sys/fs/bpf/rxtune/fb");
-    CHECK(familyOf("rps_default_mask").id({}) == "sysctl net.core.rps_default_mask");
-    CHECK(familyOf("irq").id(irq("enp1s0", 77, "enp1s0-TxRx-0")) == "enp1s0 irq 77 enp1s0-TxRx-0");
-    CHECK(familyOf("irq").path(irq("enp1s0", 77, "enp1s0-TxRx-0")) == "proc/irq/77/smp_affinity_list");
+    CHECK(test::family("queue").id(queue("eth0", false, 3, "rps_cpus")) == "eth0 rx-3 rps_cpus");
+    CHECK(test::family("queue").path(queue("eth0", true, 1, "xps_cpus")) == "sys/class/net/eth0/queues/tx-1/xps_cpus");
+    CHECK(test::family("governor").id(governor(5)) == "cpu5 governor");
+    CHECK(test::family("xdp").path({"xdp", "fb", "steering"}) == "sys/fs/bpf/rxtune/fb");
+    CHECK(test::family("rps_default_mask").id({}) == "sysctl net.core.rps_default_mask");
+    CHECK(test::family("irq").id(irq("enp1s0", 77, "enp1s0-TxRx-0")) == "enp1s0 irq 77 enp1s0-TxRx-0");
+    CHECK(test::family("irq").path(irq("enp1s0", 77, "enp1s0-TxRx-0")) == "proc/irq/77/smp_affinity_list");
     // An IRQ's number alone is not its identity: without the owner the journal entry is a plain file.
     CHECK(keyOfPath("proc/irq/77/smp_affinity_list").family == "file");
 }
@@ -106,7 +110,7 @@ TEST_CASE("a path no family built is a plain file; near misses are not claimed",
 TEST_CASE("the registry lists each family once, host-wide ones before devices' before CPUs'", "[knobs]") {
     std::set<std::string> seen;
     for (const KnobFamily* f : knobFamilies()) CHECK(seen.insert(std::string(f->name())).second);
-    CHECK(&familyOf("file") == &fileFamily());
+    CHECK(&test::family("file") == &fileFamily());
 }
 
 namespace {
@@ -140,7 +144,7 @@ TEST_CASE("the journal stores each knob's typed key, and reads a journal of the 
     auto old = parseJournal(text.str(), std::nullopt, before.string());
     REQUIRE(old);
     for (const auto& o : old->originals) CHECK(o.key.family.empty());  // none stored
-    recoverKeys(*old);
+    REQUIRE(recoverKeys(*old));
     const auto keys = oneOfEach();
     REQUIRE(old->originals.size() == keys.size());
     for (size_t i = 0; i < keys.size(); ++i) {
@@ -168,7 +172,7 @@ TEST_CASE("the journal stores each knob's typed key, and reads a journal of the 
     edited.replace(edited.find(from), from.size(), to);
     auto tampered = parseJournal(edited, std::nullopt, store.path());
     REQUIRE(tampered);
-    recoverKeys(*tampered);
+    REQUIRE(recoverKeys(*tampered));
     for (size_t i = 0; i < keys.size(); ++i) CHECK(tampered->originals[i].key == keys[i]);
     fs::remove_all(dir);
 }
@@ -186,4 +190,51 @@ TEST_CASE("services are found by the type their users ask for", "[knobs]") {
     CHECK(s.get<Derived>() == nullptr);  // put in as a Base, asked for as one
     s.with<Base>(nullptr);
     CHECK(s.get<Base>() == nullptr);
+}
+
+TEST_CASE("a journal entry of a family this build does not have is refused, not re-typed", "[knobs][journal]") {
+    const fs::path dir = fs::temp_directory_path() / ("rxtune-unknown-" + std::to_string(getpid()));
+    fs::create_directories(dir);
+    JournalStore store(dir.string());
+    Journal j;
+    j.state = "applied";
+    j.profile = "p";
+    KnobKey future{"flow_limit_v9", "", "net.core.flow_limit_cpu_bitmap"};
+    j.originals.push_back({"sysctl net.core.flow_limit_cpu_bitmap", "proc/sys/net/core/flow_limit_cpu_bitmap", ValueKind::kCpuMask, "0", future});
+    REQUIRE(store.save(j));
+    auto loaded = store.load();
+    REQUIRE(loaded);
+    REQUIRE(*loaded);
+    auto r = recoverKeys(**loaded);
+    REQUIRE_FALSE(r);
+    const std::string m = r.error().message();
+    INFO(m);
+    CHECK(m.find("'sysctl net.core.flow_limit_cpu_bitmap'") != std::string::npos);
+    CHECK(m.find("'flow_limit_v9'") != std::string::npos);
+    CHECK(m.find(store.path()) != std::string::npos);
+    // What uses the journal says the same and writes nothing.
+    FileTree tree(dir.string());
+    const Knobs knobs(tree, Services{});
+    auto reverted = revertAll(knobs, store);
+    REQUIRE_FALSE(reverted);
+    CHECK(reverted.error().message().find("'flow_limit_v9'") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "proc"));
+    CHECK(store.load().value());  // the journal is kept
+    fs::remove_all(dir);
+}
+
+TEST_CASE("the registry: every family once, by rank; names are found, unknown ones are not", "[knobs]") {
+    std::vector<std::string> names;
+    for (const KnobFamily* f : knobFamilies()) names.push_back(std::string(f->name()));
+    // The families of the build before plan in the order its table listed them (the golden
+    // journals hold it too); a family added later goes where its rank puts it.
+    const std::vector<std::string> before = {"sysctl", "rps_default_mask", "xdp", "queue", "napi", "napi_defer", "irq", "rings",
+                                             "coalesce", "governor"};
+    std::vector<std::string> kept;
+    for (const auto& n : names)
+        if (std::find(before.begin(), before.end(), n) != before.end()) kept.push_back(n);
+    CHECK(kept == before);
+    for (const KnobFamily* f : knobFamilies()) CHECK(findFamily(f->name()) == f);
+    CHECK(findFamily("file") == &fileFamily());
+    CHECK(findFamily("nope") == nullptr);
 }

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/families.hpp"
+
 #include <prometheus/text_serializer.h>
 
 #include "../support/fixture.hpp"
@@ -74,8 +76,8 @@ TEST_CASE("apply results, drift and latency", "[metrics]") {
     m.recordApply({"p2", "d2", "failed", 1700000002, 0, 3});
     KnobKey rx{"queue", "v0", "rps_cpus"};
     rx.queue = 1;
-    m.countDriftCorrection(makeSetting(queueFamily(), rx, ValueKind::kCpuMask, "0", "3", ""));
-    m.countDriftCorrection(makeSetting(sysctlFamily(), {"sysctl", "", "net.core.rmem_max"}, ValueKind::kInteger, "1", "2", ""));
+    m.countDriftCorrection(makeSetting(test::family("queue"), rx, ValueKind::kCpuMask, "0", "3", ""));
+    m.countDriftCorrection(makeSetting(test::family("sysctl"), {"sysctl", "", "net.core.rmem_max"}, ValueKind::kInteger, "1", "2", ""));
     m.observeReapplyLatency(std::chrono::milliseconds(3));
     auto text = render(m);
     CHECK(value(text, "rxtune_applies_total{result=\"changed\"}") == 1);
@@ -96,13 +98,13 @@ TEST_CASE("drift labels come from the setting's identity, whatever the device is
     for (const char* dev : {"cpu0", "cpub", "sysctl"}) {
         KnobKey k{"queue", dev, "rps_cpus"};
         k.queue = 0;
-        m.countDriftCorrection(makeSetting(queueFamily(), k, ValueKind::kCpuMask, "0", "3", ""));
-        m.countDriftCorrection(makeSetting(napiFamily(), {"napi", dev, "napi-kthreads"}, ValueKind::kCpuMask, "", "2", ""));
+        m.countDriftCorrection(makeSetting(test::family("queue"), k, ValueKind::kCpuMask, "0", "3", ""));
+        m.countDriftCorrection(makeSetting(test::family("napi"), {"napi", dev, "napi-kthreads"}, ValueKind::kCpuMask, "", "2", ""));
     }
     KnobKey gov{"governor", "", "governor"};
     gov.cpu = 3;
-    m.countDriftCorrection(makeSetting(governorFamily(), gov, ValueKind::kWord, "powersave", "performance", ""));
-    m.countDriftCorrection(makeSetting(xdpFamily(), {"xdp", "cpu1", "steering"}, ValueKind::kXdp, "", "cpus=1", ""));
+    m.countDriftCorrection(makeSetting(test::family("governor"), gov, ValueKind::kWord, "powersave", "performance", ""));
+    m.countDriftCorrection(makeSetting(test::family("xdp"), {"xdp", "cpu1", "steering"}, ValueKind::kXdp, "", "cpus=1", ""));
     auto text = render(m);
     for (const char* dev : {"cpu0", "cpub", "sysctl"}) {
         CHECK(value(text, "rxtune_drift_corrections_total{interface=\"" + std::string(dev) + "\",setting=\"rps_cpus\"}") == 1);

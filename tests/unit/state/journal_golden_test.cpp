@@ -155,7 +155,7 @@ TEST_CASE("journals of the build before read, hold and revert as they did", "[ap
             const std::string markText = fs::exists(mark) ? slurp(mark) : "";
             auto then = parseJournal(slurp(file), fs::exists(mark) ? std::optional<std::string_view>(markText) : std::nullopt, file.string());
             REQUIRE(then);
-            recoverKeys(*then);
+            REQUIRE(recoverKeys(*then));
             auto now = h.store.load().value();
             REQUIRE(now);
             CHECK(entries(*now) == entries(*then));
