@@ -33,9 +33,22 @@ int report(const Error& e) {
 }
 
 
+// The lifecycle of a command's run (apply/lifecycle.hpp), with this host's processes and clock:
+// the families' hooks (the IRQ family tells irqbalance, and waits for it before the writes);
+// what they say goes to stderr.
+struct CommandLifecycle {
+    CommandLifecycle(const std::string& runDir, const JournalStore& store, const FileTree& fs)
+        : life(fs, store, runDir, signals, clock, [](const char* level, const std::string& line) {
+              std::cerr << "rxtune: " << (std::string(level) == SD_WARNING ? "warning: " : "") << line << std::endl;
+          }, false) {}
+    SystemProcessSignals signals;
+    SystemClock clock;
+    Lifecycle life;
+};
+
 // Profile + snapshot + planner. Everything is validated before anything can be written. The
 // profile loaded goes to `loaded` where one is given.
-Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Profile* loaded = nullptr) {
+Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Lifecycle& life, Profile* loaded = nullptr) {
     for (const auto& name : o.interfaces)
         if (auto ok = validateIfName(name); !ok) return failWith(ok.error());
     auto profile = loadProfile(o.profile, profileSearchPath());
@@ -47,7 +60,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Profile* loaded = null
     req.interfaces = o.interfaces;
     req.services.with<XdpSteering>(&xdp);
     req.explain = o.explain;
-    auto prepared = preparePlan(*profile, fs, **nl, req);
+    auto prepared = life.plan(*profile, **nl, req, true);
     if (!prepared) return failWith(prepared.error());
     if (profile->steering.mode == SteeringMode::kAuto && !prepared->plan.interfaces.empty()) {
         // One look: two readings o.sampleMs apart decide whether to steer, and where.
@@ -62,7 +75,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Profile* loaded = null
         auto in = decideAutoOnce(*profile, fs, *snap, ifaces, *before, *after);
         if (!in) return failWith(in.error());
         req.autoIn = &*in;
-        prepared = preparePlan(*profile, fs, **nl, req);
+        prepared = life.plan(*profile, **nl, req, true);
         if (!prepared) return failWith(prepared.error());
     }
     if (loaded) *loaded = *profile;
@@ -138,8 +151,10 @@ json pendingJson(const std::vector<PendingEffect>& pending) {
 
 int runPlan(const TuneOptions& o) {
     FileTree fs("/");
-    warnInterrupted(JournalStore(o.stateDir));
-    auto p = makePlan(o, fs);
+    const JournalStore store(o.stateDir);
+    warnInterrupted(store);
+    CommandLifecycle run(o.runDir, store, fs);
+    auto p = makePlan(o, fs, run.life);
     if (!p) return report(p.error());
     std::ostringstream os;
     if (o.json) os << planJson(*p).dump(2) << "\n";
@@ -149,18 +164,6 @@ int runPlan(const TuneOptions& o) {
 }
 
 namespace {
-
-// The families' hooks around a command's writes (the IRQ family tells irqbalance, and waits for it
-// before the writes), with this host's processes and clock; what they say goes to stderr.
-struct CommandHooks {
-    CommandHooks(const std::string& runDir, const JournalStore& store, const FileTree& fs)
-        : hooks(fs, store, runDir, signals, clock, [](const char* level, const std::string& line) {
-              std::cerr << "rxtune: " << (std::string(level) == SD_WARNING ? "warning: " : "") << line << std::endl;
-          }) {}
-    SystemProcessSignals signals;
-    SystemClock clock;
-    FamilyHooks hooks;
-};
 
 json movedJson(const std::vector<MovedSetting>& moved, const char* when) {
     json out = json::array();
@@ -177,12 +180,12 @@ int runApply(const TuneOptions& o) {
     JournalStore store(o.stateDir);
     warnInterrupted(store);
     Profile profile;
-    auto p = makePlan(o, fs, &profile);
+    CommandLifecycle run(o.runDir, store, fs);
+    auto p = makePlan(o, fs, run.life, &profile);
     if (!p) return report(p.error());
     KnobBackends backends(fs, o.bpfDir);
     const Knobs knobs = backends.knobs(fs);
-    CommandHooks hooks(o.runDir, store, fs);
-    auto done = applyWithHooks(*p, knobs, store, isoUtc(std::time(nullptr)), hooks.hooks, profile);
+    auto done = run.life.apply(*p, knobs, profile, isoUtc(std::time(nullptr)));
     if (!done) return report(done.error());
     const ApplyReport* r = &done->report;
     if (o.json) {
@@ -212,19 +215,20 @@ int runApply(const TuneOptions& o) {
 int runVerify(const TuneOptions& o) {
     FileTree fs("/");
     JournalStore store(o.stateDir);
-    auto j = store.load();
-    if (!j) return report(j.error());
-    if (!*j) return report(Error{ENOENT, "verify", store.path(), "nothing applied: no journal", {}});
     KnobBackends backends(fs, o.bpfDir);
     const Knobs knobs = backends.knobs(fs);
-    auto drift = verifyApplied(**j, knobs);
-    if (!drift) return report(drift.error());
+    CommandLifecycle run(o.runDir, store, fs);
+    auto v = run.life.verify(knobs);
+    if (!v) return report(v.error());
+    if (!v->journal) return report(Error{ENOENT, "verify", store.path(), "nothing applied: no journal", {}});
+    const auto& j = v->journal;
+    const auto* drift = &v->drift;
     // In place but not in effect yet (an IRQ until its next interrupt): said, not drift (writing
     // it again would change nothing).
-    const auto pending = pendingApplied(**j, knobs);
+    const auto& pending = v->pending;
     if (o.json) {
         json out;
-        out["profile"] = (*j)->profile;
+        out["profile"] = j->profile;
         out["in_sync"] = drift->empty();
         json d = json::array();
         for (const auto& x : *drift)
@@ -238,10 +242,10 @@ int runVerify(const TuneOptions& o) {
                       << (x.missing ? std::string("(gone)") : x.actual) << " != " << x.desired << "   " << x.where << "\n";
         for (const auto& x : pending) std::cout << "  pending " << std::left << std::setw(38) << x.id << " " << x.what << "\n";
         if (drift->empty())
-            std::cout << "in sync: " << (*j)->applied.size() << " setting(s) of profile " << (*j)->profile
+            std::cout << "in sync: " << j->applied.size() << " setting(s) of profile " << j->profile
                       << (pending.empty() ? "" : ", " + std::to_string(pending.size()) + " of them in effect at the next interrupt") << "\n";
         else
-            std::cout << drift->size() << " setting(s) drifted from profile " << (*j)->profile << "\n";
+            std::cout << drift->size() << " setting(s) drifted from profile " << j->profile << "\n";
     }
     return drift->empty() ? 0 : 3;
 }
@@ -259,9 +263,9 @@ int runRevert(const TuneOptions& o) {
     }
     KnobBackends backends(fs, o.bpfDir);
     const Knobs knobs = backends.knobs(fs);
-    auto r = revertAll(knobs, store);
+    CommandLifecycle run(o.runDir, store, fs);
+    auto r = run.life.revert(knobs);
     if (!r) return report(r.error());
-    CommandHooks(o.runDir, store, fs).hooks.afterApply(nullptr, ApplyStage::kReverted);
     for (const auto& x : r->restored) std::cout << "  restored " << std::left << std::setw(40) << x.id << " " << trimmed(x.value) << "\n";
     for (const auto& x : r->gone) std::cout << "  gone     " << std::left << std::setw(40) << x.id << " (no longer exists)\n";
     std::cout << "reverted: " << r->restored.size() << " setting(s) restored, journal cleared\n";

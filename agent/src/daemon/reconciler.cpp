@@ -1,6 +1,7 @@
 #include "daemon/reconciler.hpp"
 
 #include <algorithm>
+#include <tuple>
 
 #include "daemon/log.hpp"
 #include "inventory/snapshot.hpp"
@@ -42,25 +43,16 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
     req.services = services_;
     req.autoIn = autoIn;
     req.scope = devices || candidates_ ? &scope : nullptr;
-    // What each family lends the plan from its earlier runs (irq.cpus auto: the last reading).
-    const bool wholeHost = devices == nullptr;
-    for (const KnobFamily* f : knobFamilies()) {
-        auto c = hookContext(*f);
-        f->beforePlan(c, profile, wholeHost, req.memory);
-    }
-    auto prepared = preparePlan(profile, fs_, nl_, req);
-    if (prepared)
-        for (const KnobFamily* f : knobFamilies()) {
-            auto c = hookContext(*f);
-            f->afterSnapshot(c, profile, wholeHost, prepared->snapshot);
-        }
+    // The families' hooks around the plan (what each lends it from its earlier runs: irq.cpus
+    // auto's last reading) and the apply: the lifecycle the commands run too (apply/lifecycle.hpp).
+    auto prepared = lifecycle().plan(profile, nl_, req, devices == nullptr);
     if (!prepared) {
         // A device that vanished between the listing and the reading: its DELLINK event follows.
         LOG_W("reconcile: " + prepared.error().message());
         metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, 0});
         return false;
     }
-    const Plan& plan = prepared->plan;
+    Plan& plan = prepared->plan;
     if (devices) {
         std::erase_if(steered_, [&](const std::string& n) { return devices->count(n) > 0; });
         steered_.insert(steered_.end(), plan.interfaces.begin(), plan.interfaces.end());
@@ -68,40 +60,34 @@ bool Reconciler::run(Why why, const std::set<std::string>* devices, const AutoIn
         steered_ = plan.interfaces;
     }
     Knobs knobs(fs_, services_);
-    for (const KnobFamily* f : knobFamilies()) {
-        auto c = hookContext(*f);
-        f->beforeWrites(c, plan);
-    }
-    auto applied = applyPlan(plan, knobs, store_, isoNow(), devices);
-    if (!applied) {
-        LOG_E(applied.error().message());
-        afterApply(&profile, ApplyStage::kFailed);  // the undone IRQs are irqbalance's again
+    size_t drifted = 0, pendingNow = 0, notInEffect = 0;
+    auto judge = [&](const ApplyReport& applied) {
+        if (applied.resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
+        for (const auto& s : applied.written) {
+            // Drift is a value the journal held as applied that someone else changed; a value set the
+            // first time or newly chosen by the plan (irq.cpus auto chose another CPU) is not.
+            // Its family may know the mover as one rxtune works with (irqbalance before the rescan
+            // that bans an IRQ): put back, counted in the family's series, not as drift.
+            const bool changedByOther = why == Why::kDrift && !applied.newValues.count(s.id);
+            const bool drift = changedByOther && lifecycle().driftCorrected(s, metrics_);
+            LOG_I((drift ? "corrected drift: " : changedByOther ? "put back: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " +
+                  s.desired);
+            if (!drift) continue;
+            ++drifted;
+            metrics_.countDriftCorrection(s);
+        }
+        for (const auto& r : applied.refused)
+            if (refused_.emplace(r.id, r.key.device).second && refusedIds_.insert(r.id).second)
+                LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
+        std::tie(pendingNow, notInEffect) = watchPending(plan, knobs, devices);
+    };
+    auto done = lifecycle().apply(plan, knobs, profile, isoNow(), devices, judge);
+    if (!done) {
+        LOG_E(done.error().message());
         metrics_.recordApply({profile.name, profile.digest, "failed", epochSeconds(), 0, plan.pendingCount()});
         return false;
     }
-    if (applied->resumedInterrupted) LOG_N("adopted the journal of an interrupted apply; originals kept");
-    size_t drifted = 0;
-    for (const auto& s : applied->written) {
-        // Drift is a value the journal held as applied that someone else changed; a value set the
-        // first time or newly chosen by the plan (irq.cpus auto chose another CPU) is not.
-        // Its family may know the mover as one rxtune works with (irqbalance before the rescan
-        // that bans an IRQ): put back, counted in the family's series, not as drift.
-        const bool changedByOther = why == Why::kDrift && !applied->newValues.count(s.id);
-        bool drift = false;
-        if (changedByOther) {
-            auto c = hookContext(familyOf(s.key));
-            drift = familyOf(s.key).driftCorrected(c, s, metrics_);
-        }
-        LOG_I((drift ? "corrected drift: " : changedByOther ? "put back: " : "set: ") + s.id + " " + normalise(s.kind, s.current) + " -> " +
-              s.desired);
-        if (!drift) continue;
-        ++drifted;
-        metrics_.countDriftCorrection(s);
-    }
-    for (const auto& r : applied->refused)
-        if (refused_.emplace(r.id, r.key.device).second && refusedIds_.insert(r.id).second) LOG_W("skipped " + r.id + ": " + r.reason + " (not tried again until the device changes)");
-    const auto [pendingNow, notInEffect] = watchPending(plan, knobs, devices);
-    afterApply(&profile, ApplyStage::kApplied);
+    const ApplyReport* applied = &done->report;
     if (why == Why::kEvent && firstEvent && !applied->written.empty())
         metrics_.observeReapplyLatency(std::chrono::steady_clock::now() - *firstEvent);
     // "drifted": what the last drift check found changed by someone else (and has set again).
@@ -147,21 +133,14 @@ std::pair<size_t, size_t> Reconciler::watchPending(const Plan& plan, const Knobs
 
 Result<RevertReport> Reconciler::revert() {
     Knobs knobs(fs_, services_);
-    auto r = revertAll(knobs, store_);
-    if (r) afterApply(nullptr, ApplyStage::kReverted);
-    return r;
+    return lifecycle().revert(knobs);
 }
 
-HookContext Reconciler::hookContext(const KnobFamily& f) {
-    return HookContext{fs_, store_, runDir_, *signals_, *clock_, true,
-                       [](const char* level, const std::string& line) { logLine(level, line); }, familyMemory_[std::string(f.name())]};
-}
-
-void Reconciler::afterApply(const Profile* profile, ApplyStage stage) {
-    for (const KnobFamily* f : knobFamilies()) {
-        auto c = hookContext(*f);
-        f->afterApply(c, profile, stage);
-    }
+Lifecycle& Reconciler::lifecycle() {
+    if (!lifecycle_)
+        lifecycle_.emplace(fs_, store_, runDir_, *signals_, *clock_, [](const char* level, const std::string& line) { logLine(level, line); },
+                           true);
+    return *lifecycle_;
 }
 
 }  // namespace rxtune

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "apply/apply.hpp"
+#include "apply/lifecycle.hpp"
 #include "apply/prepare.hpp"
 #include "metrics/metrics.hpp"
 #include "profile/profile.hpp"
@@ -78,10 +79,10 @@ private:
     const std::vector<std::string>* interfaces_ = nullptr;
     std::vector<std::string> steered_;
     std::string runDir_;
-    // What each family carries from run to run (KnobFamily's hooks), by its name.
-    std::map<std::string, std::any> familyMemory_;
-    HookContext hookContext(const KnobFamily& f);
-    void afterApply(const Profile* profile, ApplyStage stage);
+    // The families' hooks and their memory from run to run; made at the first run, once the run
+    // directory, signals and clock are set.
+    std::optional<Lifecycle> lifecycle_;
+    Lifecycle& lifecycle();
     // Settings the kernel refused (managed IRQs), until their device changes: id -> its device.
     std::map<std::string, std::string> refused_;
     std::set<std::string> refusedIds_;  // the same ids, as the planner takes them

@@ -130,9 +130,9 @@ struct Rig : test::PinRig {
     ModelClock clock;
     ModelIrqbalance ib{tree, fs, clock, runDir + "/pinned-irqs"};
     std::vector<std::string> said;
-    FamilyHooks hooks{fs, store, runDir, ib, clock, [this](const char* level, const std::string& l) {
-                          said.push_back((std::string(level) == SD_WARNING ? "warning: " : "") + l);
-                      }};
+    Lifecycle life{fs, store, runDir, ib, clock, [this](const char* level, const std::string& l) {
+                       said.push_back((std::string(level) == SD_WARNING ? "warning: " : "") + l);
+                   }, false};
     Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: '3'\n", "t.yaml", {}).value();
     Rig() { clock.onSleep = [this] { ib.sync(); }; }
     Plan plan() {
@@ -160,7 +160,7 @@ TEST_CASE("an IRQ in place that irqbalance moves before its rescan is set again 
     CHECK(plan.pendingCount() == 0);  // in place: nothing to write, as the plan sees it
     CHECK(irqsPinnedBy(plan) == std::set<int>{130});
 
-    auto done = applyWithHooks(plan, rig.knobs, rig.store, "t1", rig.hooks, rig.profile);
+    auto done = rig.life.apply(plan, rig.knobs, rig.profile, "t1");
     REQUIRE(done);
     // Published before its first pass, which moved the IRQ all the same (its start had read an
     // older list); told once that pass had come; its rescan awaited; the IRQ read again and set.
@@ -194,7 +194,7 @@ TEST_CASE("an IRQ in place that irqbalance moves before its rescan is set again 
     const double before = rig.clock.t;
     rig.said.clear();
     Plan again = rig.plan();
-    auto second = applyWithHooks(again, rig.knobs, rig.store, "t2", rig.hooks, rig.profile);
+    auto second = rig.life.apply(again, rig.knobs, rig.profile, "t2");
     REQUIRE(second);
     CHECK(second->report.written.empty());
     CHECK(second->movedBefore.empty());
@@ -214,7 +214,7 @@ TEST_CASE("an irqbalance long running: an IRQ in place it still balances is publ
     REQUIRE(rig.fs.write("proc/irq/130/smp_affinity_list", "3"));
     Plan plan = rig.plan();
     CHECK(plan.pendingCount() == 0);
-    auto done = applyWithHooks(plan, rig.knobs, rig.store, "t1", rig.hooks, rig.profile);
+    auto done = rig.life.apply(plan, rig.knobs, rig.profile, "t1");
     REQUIRE(done);
     CHECK(rig.ib.told == 1);
     CHECK(rig.ib.banned == std::set<int>{130});
@@ -235,7 +235,7 @@ TEST_CASE("an irqbalance whose ban never holds: the apply puts the IRQ back a bo
     rig.ib.passUnderWay = true;
     REQUIRE(rig.fs.write("proc/irq/130/smp_affinity_list", "3"));
     Plan plan = rig.plan();
-    auto done = applyWithHooks(plan, rig.knobs, rig.store, "t1", rig.hooks, rig.profile);
+    auto done = rig.life.apply(plan, rig.knobs, rig.profile, "t1");
     REQUIRE(done);
     CHECK(done->movedBefore.size() == 1);
     CHECK(done->movedAfter.size() == static_cast<size_t>(kMovedLooks));
@@ -251,7 +251,7 @@ TEST_CASE("without irqbalance an apply neither waits nor looks again", "[apply][
     std::filesystem::remove_all(rig.tree.path() / "proc/941");
     Plan plan = rig.plan();
     REQUIRE(plan.pendingCount() == 1);
-    auto done = applyWithHooks(plan, rig.knobs, rig.store, "t1", rig.hooks, rig.profile);
+    auto done = rig.life.apply(plan, rig.knobs, rig.profile, "t1");
     REQUIRE(done);
     CHECK(rig.clock.t == 100);
     CHECK(done->report.written.size() == 1);
