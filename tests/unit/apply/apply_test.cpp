@@ -521,7 +521,7 @@ TEST_CASE("a device deleted mid-apply: the other writes undone, nothing kept for
     CHECK_FALSE(store.load().value().has_value());  // no original kept for a device that cannot come back
 }
 
-TEST_CASE("every family's write is undone when a later step of the same apply fails", "[apply]") {
+TEST_CASE("a driver's failure late in an apply, and a kthread's, undo every write before them", "[apply]") {
     std::set<std::string> undone;  // families with a write made, then undone, below
     auto pendingFamilies = [](const Plan& p) {
         std::set<std::string> out;
@@ -591,13 +591,9 @@ TEST_CASE("every family's write is undone when a later step of the same apply fa
         CHECK_FALSE(store.load().value().has_value());
         undone.insert("napi");
     }
-    // XDP steering's backend is the kernel's own (a BPF program on a device): its undo is proven
-    // on a real veth (tests/integration/xdp_test.cpp, "a failed apply detaches the XDP steering it
-    // installed"). Every other family of the registry is above; a new family must be added here.
-    std::set<std::string> all;
-    for (const KnobFamily* f : knobFamilies())
-        if (f->name() != "xdp") all.insert(std::string(f->name()));
-    CHECK(undone == all);
+    // Every family's undo after a later failure, each on its own: the conformance suite
+    // (tests/unit/knobs/conformance/), which iterates the registry.
+    CHECK(undone.count("napi"));
 }
 
 TEST_CASE("a journal is applied to and reverted in the network namespace it was written in, or not at all", "[apply]") {

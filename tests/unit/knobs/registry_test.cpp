@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "apply/apply.hpp"
@@ -41,50 +42,15 @@ KnobKey governor(int cpu) {
 }  // namespace
 
 TEST_CASE("the families' profile keys register themselves", "[knobs][profile]") {
-    std::vector<std::string> paths;
-    for (const auto& s : profileSections()) paths.push_back(s.path());
-    CHECK(paths == std::vector<std::string>{"cpu.governor", "irq.cpus", "nic.coalesce", "nic.gro_flush_timeout",
-                                            "nic.napi_defer_hard_irqs", "nic.rings", "sysctl"});
+    std::set<std::string> paths;
+    for (const auto& s : profileSections()) CHECK(paths.insert(s.path()).second);
+    // Those of the build before the families registered themselves are there (a later family adds its own).
+    for (const char* p : {"cpu.governor", "irq.cpus", "nic.coalesce", "nic.gro_flush_timeout", "nic.napi_defer_hard_irqs", "nic.rings", "sysctl"})
+        CHECK(paths.count(p));
 }
 
-TEST_CASE("every family's path gives its key back, and only its own", "[knobs]") {
-    const std::vector<KnobKey> keys = {
-        {"sysctl", "", "net.core.rmem_max"},
-        {"sysctl", "", "net.ipv4.tcp_rmem"},
-        {"rps_default_mask", "", "net.core.rps_default_mask"},
-        queue("eth0", false, 3, "rps_cpus"),
-        queue("cpu0", false, 0, "rps_flow_cnt"),  // a device named like a CPU
-        queue("sysctl", true, 11, "xps_cpus"),
-        {"xdp", "veth0", "steering"},
-        {"napi", "va", "threaded"},
-        {"napi", "va", "napi-kthreads"},
-        {"napi_defer", "enp2s0", "gro_flush_timeout"},
-        {"napi_defer", "enp2s0", "napi_defer_hard_irqs"},
-        governor(0),
-        governor(17),
-        irq("enp1s0", 77, "enp1s0-TxRx-0"),
-        irq("ens2f0np0", 99, "mlx5_comp0@pci:0000:3b:00.0"),
-        irq("a", 5, "x irq 5 y"),  // the marker inside an action's name: the owner still comes back
-        {"rings", "enp3s0", "rx"},
-        {"rings", "enp3s0", "tx"},
-        {"coalesce", "enp3s0", "rx_usecs"},
-        {"coalesce", "enp3s0", "adaptive_tx"},
-    };
-    std::set<std::string> paths, ids, families;
-    for (const auto& k : keys) {
-        families.insert(k.family);
-        const KnobFamily& f = familyOf(k);
-        INFO(f.id(k) << " at " << f.path(k));
-        CHECK(f.name() == k.family);
-        CHECK(keyOfPath(f.path(k), f.id(k)) == k);
-        CHECK(paths.insert(f.path(k)).second);
-        CHECK(ids.insert(f.id(k)).second);
-    }
-    // Every family of the registry is above: a new family adds its keys here.
-    std::set<std::string> registered;
-    for (const KnobFamily* f : knobFamilies()) registered.insert(std::string(f->name()));
-    CHECK(families == registered);
-    // Ids and paths as plans and journals have always shown them.
+TEST_CASE("ids and paths as plans and journals have always shown them", "[knobs]") {
+    // Each family's keys round trip in the conformance suite (tests/unit/knobs/conformance/).
     CHECK(test::family("queue").id(queue("eth0", false, 3, "rps_cpus")) == "eth0 rx-3 rps_cpus");
     CHECK(test::family("queue").path(queue("eth0", true, 1, "xps_cpus")) == "sys/class/net/eth0/queues/tx-1/xps_cpus");
     CHECK(test::family("governor").id(governor(5)) == "cpu5 governor");

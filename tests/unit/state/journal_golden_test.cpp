@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "../support/fake_threads.hpp"
+#include "../support/driver_state.hpp"
 #include "../support/fixture.hpp"
 #include "apply/apply.hpp"
 #include "apply/prepare.hpp"
@@ -51,20 +52,6 @@ std::string slurp(const fs::path& p) {
     std::stringstream s;
     s << in.rdbuf();
     return s.str();
-}
-
-// The drivers' state a journal's revert must give back: rings and coalescing of every link.
-std::string driverState(test::FakeNetlink& nl) {
-    std::ostringstream out;
-    const auto links = nl.links().value();
-    for (const auto& l : links)
-        for (const char* m : {"rings", "coalesce"}) {
-            auto v = nl.ethtoolGet({m, 0, 0, 0, {}}, l.name).value();
-            out << l.name << " " << m << ":";
-            for (const auto& [k, x] : v.values) out << " " << k << "=" << x;
-            out << "\n";
-        }
-    return out.str();
 }
 
 // A fixture host as applied to: the tree, its fake driver and its NAPI kthreads.
@@ -128,7 +115,7 @@ TEST_CASE("journals of the build before read, hold and revert as they did", "[ap
             INFO(name);
             Host h(host);
             const auto before = test::contents(h.tree.path());
-            const auto driverBefore = driverState(h.nl);
+            const auto driverBefore = test::driverState(h.nl);
             auto profile = loadProfileText(text, name + ".yaml", {}).value();
             auto prepared = preparePlan(profile, h.fsys, h.nl);
             const fs::path file = dir / (name + ".json");
@@ -181,7 +168,7 @@ TEST_CASE("journals of the build before read, hold and revert as they did", "[ap
             });
             INFO(treeDiff(after, before));
             CHECK(after == before);
-            CHECK(driverState(h.nl) == driverBefore);
+            CHECK(test::driverState(h.nl) == driverBefore);
             CHECK_FALSE(h.store.load().value());
             ++compared;
         }
