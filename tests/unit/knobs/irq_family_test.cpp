@@ -9,6 +9,7 @@
 #include "../support/kernel_irq_tree.hpp"
 #include "../support/pin_rig.hpp"
 #include "apply/apply.hpp"
+#include "apply/lifecycle.hpp"
 #include "apply/prepare.hpp"
 #include "cli/detect_output.hpp"
 #include "core/irqbalance.hpp"
@@ -594,6 +595,34 @@ TEST_CASE("irq.cpus auto without a reading: an IRQ where rxtune's journal put it
     InterruptCounts before = interruptsOf(ours.snapshot);
     before.perCpu[4] -= 50000;  // CPU 4 served 5000 other interrupts/s since, the others none: CPU 0 first
     CHECK(lines(planWith({{"enp3s0 irq 130 enp3s0", "4"}}, &before).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 0"});
+}
+
+TEST_CASE("a command plans through the same hooks as the daemon: irq.cpus auto keeps where rxtune's journal put the IRQ", "[knobs][irq][apply]") {
+    // rxtune plan/apply after a daemon (or an apply) placed the IRQ on CPU 4: the command's
+    // lifecycle runs the families' hooks before its plan (the CLI once did not), so the IRQ stays.
+    test::TempTree tree{"r8125-irqbalance"};
+    tree.put("proc/irq/130/smp_affinity_list", "4\n");
+    FileTree fs(tree.path().string());
+    test::TempTree state{"vm-no-cpufreq"};
+    JournalStore store((state.path() / "state").string());
+    {
+        test::FakeNetlink nl(tree.path());
+        Journal j;
+        j.state = "applied";
+        j.profile = "t";
+        j.applied = preparePlan(profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '4'\n"), fs, nl).value().plan.settings;
+        REQUIRE(j.applied.size() == 1);
+        REQUIRE(store.save(j));
+    }
+    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    SystemProcessSignals signals;
+    SystemClock clock;
+    const std::string runDir;
+    Lifecycle command(fs, store, runDir, signals, clock, [](const char*, const std::string&) {}, false);
+    test::FakeNetlink nl(tree.path());
+    CHECK(lines(command.plan(profile, nl, {}, true).value().plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 4"});
+    // Without the hooks (the plan alone) the counts since boot choose CPU 3.
+    CHECK(lines(preparePlan(profile, fs, nl).value().plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
 }
 
 TEST_CASE("apply tells irqbalance before its writes: after its first pass, then waits for the rescan", "[knobs][irq]") {
