@@ -131,13 +131,7 @@ Result<void> XdpSteering::install(const std::string& ifname, const XdpSpec& spec
 }
 
 Result<void> XdpSteering::remove(const std::string& ifname) {
-    const std::string dir = dirFor(ifname);
-    for (const char* name : {"link", "slots", "cpu_map", "redirected"}) {
-        const std::string p = dir + "/" + name;
-        if (::unlink(p.c_str()) != 0 && errno != ENOENT) return fail(errno, "unpin", p);
-    }
-    if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return fail(errno, "rmdir", dir);
-    return {};
+    return removePins(dirFor(ifname), {"link", "slots", "cpu_map", "redirected"});
 }
 
 Result<std::map<unsigned, std::uint64_t>> XdpSteering::redirected(const std::string& ifname) const {

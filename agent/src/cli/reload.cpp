@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <random>
 #include <sstream>
@@ -15,16 +14,17 @@
 #include <nlohmann/json.hpp>
 
 #include "core/text.hpp"
+#include "sys/files.hpp"
+#include "sys/signals.hpp"
 
 namespace rxtune {
 
 namespace {
 
+// The file's text; "" where it is absent or unreadable (the daemon has not written it yet).
 std::string slurp(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    auto text = readFileBounded(path, 1 << 20);
+    return text ? *text : std::string();
 }
 
 }  // namespace
@@ -40,10 +40,8 @@ int runReload(const ReloadOptions& o) {
     // request's, not an earlier reload's or one a change on disk started.
     std::random_device rd;
     const int token = static_cast<int>(rd() & 0x7fffffff) | 1;
-    sigval v{};
-    v.sival_int = token;
-    if (::sigqueue(pid, SIGHUP, v) != 0) {
-        std::cerr << "rxtune reload: cannot signal the daemon (pid " << pid << " from " << pidFile << "): " << std::strerror(errno) << "\n";
+    if (auto sent = queueHangUp(pid, token); !sent) {
+        std::cerr << "rxtune reload: cannot signal the daemon (pid " << pid << " from " << pidFile << "): " << sent.error().message() << "\n";
         return 1;
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(o.timeoutMs);

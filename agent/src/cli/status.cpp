@@ -1,9 +1,10 @@
 #include "cli/status.hpp"
 
+#include "sys/files.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -255,10 +256,9 @@ StatusInputs readInputs(FileTree& fs, const StatusOptions& o) {
         for (const auto& [dev, v] : seen) in.steered[dev] = {v.mode, v.cpus.toList()};
     }
     // The daemon's view, if one runs: its status file names a live process.
-    std::ifstream f(o.runDir + "/status.json");
-    if (f) {
+    if (auto f = readFileBounded(o.runDir + "/status.json", 1 << 20); f && !f->empty()) {
         try {
-            auto j = nlohmann::json::parse(f);
+            auto j = nlohmann::json::parse(*f);
             const long pid = j.value("pid", 0L);
             if (pid > 0 && fs.exists("proc/" + std::to_string(pid))) in.daemon = std::move(j);
         } catch (const nlohmann::json::exception&) {

@@ -29,6 +29,7 @@
 #include "daemon/log.hpp"
 #include "core/paths.hpp"
 #include "daemon/reconciler.hpp"
+#include "sys/files.hpp"
 #include "sys/napi_threads.hpp"
 #include "inventory/snapshot.hpp"
 #include "inventory/softnet.hpp"
@@ -639,7 +640,7 @@ void Agent::startServing() {
 // The loop is over (TERM/INT): revert or keep, as on_stop says. The exit status.
 int Agent::stop() {
     sd_notify(0, "STOPPING=1");
-    ::unlink((cfg_.runDir + "/rxtune.pid").c_str());
+    (void)removeFile(cfg_.runDir + "/rxtune.pid");
     if (!cfg_.revertOnStop) {
         LOG_N("stopped; settings kept (on_stop: keep)");
         return 0;
@@ -694,10 +695,7 @@ int runDaemon(const std::string& configPath, bool configGiven, const std::string
     }
     checkCapabilities(loaded->config);
     // Scrape clients are connections: take the hard descriptor limit (systemd's LimitNOFILE) as ours.
-    if (rlimit lim{}; ::getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur < lim.rlim_max) {
-        lim.rlim_cur = lim.rlim_max;
-        ::setrlimit(RLIMIT_NOFILE, &lim);
-    }
+    (void)raiseFileLimit();
     auto lock = StateLock::acquire(loaded->config.runDir);
     if (!lock) {
         LOG_E(lock.error().message());

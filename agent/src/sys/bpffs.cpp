@@ -1,5 +1,6 @@
 #include "sys/bpffs.hpp"
 
+#include <unistd.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
@@ -56,6 +57,15 @@ Result<void> requireDurableBpfFs(const std::string& dir) {
 unsigned netnsInode() {
     struct stat st {};
     return ::stat("/proc/self/ns/net", &st) == 0 ? static_cast<unsigned>(st.st_ino) : 0;
+}
+
+Result<void> removePins(const std::string& dir, const std::vector<std::string>& names) {
+    for (const auto& name : names) {
+        const std::string p = dir + "/" + name;
+        if (::unlink(p.c_str()) != 0 && errno != ENOENT) return fail(errno, "unpin", p);
+    }
+    if (::rmdir(dir.c_str()) != 0 && errno != ENOENT) return fail(errno, "rmdir", dir);
+    return {};
 }
 
 }  // namespace rxtune

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 
@@ -19,5 +20,8 @@ Result<void> requireDurableBpfFs(const std::string& dir);
 
 // The inode of this process's network namespace (0 if unknown): pins are kept per namespace.
 unsigned netnsInode();
+
+// A pin directory's pins (names in it) and then the directory unlinked; absent ones are fine.
+Result<void> removePins(const std::string& dir, const std::vector<std::string>& names);
 
 }  // namespace rxtune

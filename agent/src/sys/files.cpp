@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -82,6 +83,19 @@ Result<StateLock> StateLock::acquire(const std::string& runDir) {
 
 StateLock::~StateLock() {
     if (fd_ >= 0) ::close(fd_);
+}
+
+Result<void> removeFile(const std::string& path) {
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return fail(errno, "unlink", path);
+    return {};
+}
+
+bool raiseFileLimit() {
+    rlimit lim{};
+    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return false;
+    if (lim.rlim_cur >= lim.rlim_max) return true;
+    lim.rlim_cur = lim.rlim_max;
+    return ::setrlimit(RLIMIT_NOFILE, &lim) == 0;
 }
 
 }  // namespace rxtune

@@ -17,6 +17,11 @@ Result<std::string> readFileBounded(const std::string& path, std::size_t maxByte
 // Unlinks each file (absent is fine), in order, then fsyncs their directory.
 Result<void> removeFilesDurable(const std::vector<std::string>& files, const std::string& dir);
 Result<void> makeDirectories(const std::string& dir);
+// Unlinks one file; absent is fine.
+Result<void> removeFile(const std::string& path);
+// The soft limit of open descriptors raised to the hard one (systemd's LimitNOFILE); false where
+// it could not be.
+bool raiseFileLimit();
 
 // Exclusive lock on <runDir>/lock (flock) for the lifetime of the object.
 class StateLock {

@@ -104,4 +104,11 @@ std::optional<std::set<int>> SystemProcessSignals::irqbalancePlaced(int pid) {
     return irqs;
 }
 
+Result<void> queueHangUp(int pid, int value) {
+    sigval v{};
+    v.sival_int = value;
+    if (::sigqueue(pid, SIGHUP, v) != 0) return fail(errno, "sigqueue", "pid " + std::to_string(pid));
+    return {};
+}
+
 }  // namespace rxtune

@@ -24,6 +24,10 @@ public:
     }
 };
 
+// SIGHUP to `pid` carrying `value` (sigqueue: the daemon reads it from its signalfd), for
+// `rxtune reload`'s request to the daemon.
+Result<void> queueHangUp(int pid, int value);
+
 class SystemProcessSignals final : public ProcessSignals {
 public:
     Result<void> hangUp(int pid, const std::string& comm) override;
