@@ -7,7 +7,7 @@
 namespace rxtune {
 
 HookContext Lifecycle::context(const KnobFamily& f) {
-    return HookContext{fs_, store_, runDir_, signals_, clock_, daemon_, say_, memory_[std::string(f.name())]};
+    return HookContext{fs_, store_, runDir_, signals_, clock_, daemon_, say_, memory_};
 }
 
 Result<Prepared> Lifecycle::plan(const Profile& profile, NetlinkSource& nl, PlanRequest req, bool wholeHost) {

@@ -4,7 +4,6 @@
 // daemon keeps one, and with it each family's memory from run to run.
 #pragma once
 
-#include <any>
 #include <functional>
 #include <map>
 #include <optional>
@@ -95,7 +94,7 @@ private:
     Say say_;
     bool daemon_;
     // What each family carries from run to run (KnobFamily's hooks), by its name.
-    std::map<std::string, std::any> memory_;
+    Slots memory_;  // the families' own, each under its slot
 };
 
 }  // namespace rxtune

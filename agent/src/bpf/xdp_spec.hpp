@@ -6,6 +6,7 @@
 
 #include "core/cpuset.hpp"
 #include "core/result.hpp"
+#include "core/slots.hpp"
 
 namespace rxtune {
 
@@ -21,5 +22,9 @@ struct XdpSpec {
     static Result<XdpSpec> parse(const std::string& text);  // "" is an error; callers treat "" as none
     bool operator==(const XdpSpec& o) const { return cpus == o.cpus && mode == o.mode && qsize == o.qsize; }
 };
+
+// rxtune's XDP steering on a device as the XDP family found it (a Nic fact): an XdpSpec's text, or
+// "" where there is none.
+inline constexpr Slot<std::string> kXdpInstalled{"xdp"};
 
 }  // namespace rxtune

@@ -2,7 +2,6 @@
 // the knob families read of it for themselves.
 #pragma once
 
-#include <any>
 #include <cstdint>
 #include <string>
 #include <map>
@@ -19,13 +18,12 @@ struct HostSnapshot {
     std::vector<Nic> nics;
     // What a knob family read of the host for itself, by name ("irqbalance", "interrupts":
     // the IRQ family's; "softnet": the rings' and coalescing's); the family and its reader alone
-    // know the type.
-    std::map<std::string, std::any> facts;
+    // know the type: it declares the slot beside it (core/slots.hpp).
+    Slots facts;
 
     template <class T>
-    const T* fact(const std::string& name) const {
-        auto it = facts.find(name);
-        return it == facts.end() ? nullptr : std::any_cast<T>(&it->second);
+    const T* fact(Slot<T> slot) const {
+        return facts.get(slot);
     }
 };
 

@@ -1,7 +1,6 @@
 // Value types describing one network interface as detect sees it.
 #pragma once
 
-#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "core/cpuset.hpp"
+#include "core/slots.hpp"
 
 namespace rxtune {
 
@@ -93,14 +93,13 @@ struct Nic {
     Verdict verdict = Verdict::kVirtual;
     // What a knob family read of the device for itself (knobs/, inventory/), by the family's name
     // ("napi": its NAPI state, "xdp": rxtune's XDP steering on it, "rings", "coalesce"); the
-    // family and its reader alone know the type (std::any_cast).
-    std::map<std::string, std::any> facts;
+    // family declares the slot (the name and the type) beside the type (core/slots.hpp).
+    Slots facts;
 
     // A family's fact of this device, or null where it read none.
     template <class T>
-    const T* fact(const std::string& family) const {
-        auto it = facts.find(family);
-        return it == facts.end() ? nullptr : std::any_cast<T>(&it->second);
+    const T* fact(Slot<T> slot) const {
+        return facts.get(slot);
     }
 };
 

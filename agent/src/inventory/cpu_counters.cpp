@@ -21,7 +21,7 @@ Result<void> readSoftnetInto(const FileTree& fs, HostSnapshot& snap) {
     if (!rows) return failWith(rows.error());
     SoftnetByCpu counts;
     for (const auto& [cpu, row] : *rows) counts[cpu] = {row.dropped, row.timeSqueeze};
-    snap.facts["softnet"] = std::move(counts);
+    snap.facts.set(kSoftnetFacts, std::move(counts));
     return {};
 }
 

@@ -319,7 +319,7 @@ Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
     st.instances = std::move(*inst);
     if (st.instances.empty() && (nic.kind == "tap" || nic.kind == "tun"))
         st.unlisted = (tunFlags(fs, paths::netDevFile(nic.name, "tun_flags")) & kIffNapi) != 0;
-    nic.facts["napi"] = std::move(st);
+    nic.facts.set(kNapiFacts, std::move(st));
     return {};
 }
 

@@ -54,7 +54,8 @@ struct NapiState {
 // deferral families: read only where a plan or detect asks (once).
 Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic);
 // What readNapiState found; null where it was not read.
-inline const NapiState* napiOf(const Nic& n) { return n.fact<NapiState>("napi"); }
+inline constexpr Slot<NapiState> kNapiFacts{"napi"};
+inline const NapiState* napiOf(const Nic& n) { return n.fact(kNapiFacts); }
 
 // /proc/net/softnet_stat's drops and squeezes by CPU (since boot), a host fact ("softnet") read by
 // the families that advise from it (rings, coalescing).
@@ -62,7 +63,8 @@ struct SoftnetCounts {
     std::uint64_t dropped = 0, squeezed = 0;
 };
 using SoftnetByCpu = std::map<unsigned, SoftnetCounts>;
-inline const SoftnetByCpu* softnetOf(const HostSnapshot& s) { return s.fact<SoftnetByCpu>("softnet"); }
+inline constexpr Slot<SoftnetByCpu> kSoftnetFacts{"softnet"};
+inline const SoftnetByCpu* softnetOf(const HostSnapshot& s) { return s.fact(kSoftnetFacts); }
 
 Result<HostSnapshot> takeSnapshot(const FileTree& fs, NetlinkSource& nl, const std::vector<std::string>& only,
                                   bool skipMissing = false);

@@ -31,7 +31,9 @@ const EthtoolMessage::Attr* attrOf(std::string_view name) {
     return nullptr;
 }
 
-const EthtoolValues* factsOf(const Nic& n) { return n.fact<EthtoolValues>(std::string(kName)); }
+constexpr Slot<EthtoolValues> kCoalesceFacts{"coalesce"};
+
+const EthtoolValues* factsOf(const Nic& n) { return n.fact(kCoalesceFacts); }
 
 std::string shown(const EthtoolMessage::Attr& a, std::uint32_t v) { return a.u8 ? (v ? "on" : "off") : std::to_string(v); }
 
@@ -178,7 +180,7 @@ private:
     static Result<void> read(const SnapshotIo& io, Nic& n) {
         auto c = io.nl.ethtoolGet(message(), n.name);
         if (!c) return failWith(c.error().withContext("interface " + n.name));
-        n.facts[std::string(kName)] = *c;
+        n.facts.set(kCoalesceFacts, *c);
         return {};
     }
 };

@@ -15,7 +15,6 @@
 namespace rxtune {
 
 inline constexpr std::string_view kCoalesceName = "coalesce";
-inline constexpr char kCoalesceSection[] = "nic.coalesce";
 
 inline const EthtoolMessage& coalesceMessage() {
     static const EthtoolMessage m{std::string(kCoalesceName),
@@ -36,7 +35,8 @@ struct CoalesceIntent {
     std::map<std::string, std::uint32_t> values;
     Location where;
 };
+inline constexpr Slot<CoalesceIntent> kCoalesceSection{"nic.coalesce"};
 
-inline const CoalesceIntent* coalesceIntentOf(const Profile& p) { return p.section<CoalesceIntent>(kCoalesceSection); }
+inline const CoalesceIntent* coalesceIntentOf(const Profile& p) { return p.section(kCoalesceSection); }
 
 }  // namespace rxtune

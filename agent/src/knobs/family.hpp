@@ -3,7 +3,6 @@
 // (knobs/registry.hpp) lists them; core code iterates it and never names a family.
 #pragma once
 
-#include <any>
 #include <functional>
 #include <map>
 #include <ostream>
@@ -44,7 +43,7 @@ struct HookContext {
     const Clock& clock;
     bool daemon = false;  // the daemon tells others again later; a command may wait for them instead
     std::function<void(const char* level, const std::string&)> say;  // level: SD_WARNING, SD_INFO...
-    std::any& memory;
+    Slots& memory;  // each family under its own slot (core/slots.hpp)
 };
 // Where an apply stands when a family is told of it.
 enum class ApplyStage { kApplied, kFailed, kReverted };

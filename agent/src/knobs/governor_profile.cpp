@@ -7,7 +7,7 @@ namespace rxtune {
 
 namespace {
 
-std::any parse(const YAML::Node& g, const Location& where) {
+GovernorIntent parse(const YAML::Node& g, const Location& where) {
     GovernorIntent in;
     in.where = where;
     if (g.IsScalar()) in.names.push_back(g.Scalar());
@@ -22,7 +22,7 @@ std::any parse(const YAML::Node& g, const Location& where) {
 }
 
 // A file's list replaces its includes' (the order is the preference).
-const SectionRegistration kRegistered{{{"cpu", "governor", parse, nullptr}}};
+const SectionRegistration kRegistered{{ProfileSection::of(kGovernorSection, parse)}};
 
 }  // namespace
 

@@ -12,9 +12,9 @@ struct GovernorIntent {
     std::vector<std::string> names;  // in order of preference
     Location where;
 };
-inline constexpr char kGovernorSection[] = "cpu.governor";
+inline constexpr Slot<GovernorIntent> kGovernorSection{"cpu.governor"};
 
 // What the profile asks; null where it leaves the governor alone.
-inline const GovernorIntent* governorOf(const Profile& p) { return p.section<GovernorIntent>(kGovernorSection); }
+inline const GovernorIntent* governorOf(const Profile& p) { return p.section(kGovernorSection); }
 
 }  // namespace rxtune

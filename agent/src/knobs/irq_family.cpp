@@ -27,8 +27,7 @@ constexpr std::string_view kFile = "/smp_affinity_list";
 const IrqIntent& intentOf(const Profile& p) { return irqIntentOf(p); }
 
 const InterruptsBefore* earlier(const PlanInput& in) {
-    auto it = in.opts.memory.families.find("irq");
-    return it == in.opts.memory.families.end() ? nullptr : std::any_cast<InterruptsBefore>(&it->second);
+    return in.opts.memory.families.get(kInterruptsBefore);
 }
 
 bool rxRole(const Irq& i) { return i.role == "rx" || i.role == "rxtx"; }
@@ -369,7 +368,7 @@ private:
         if (!irqbalanceOf(snap)) {
             auto b = readIrqbalance(io.fs, snap.host);
             if (!b) return failWith(b.error());
-            snap.facts["irqbalance"] = std::move(*b);
+            snap.facts.set(kIrqbalanceFacts, std::move(*b));
         }
         if (interruptsOf(snap).perCpu.empty() && io.fs.exists("proc/interrupts")) {
             InterruptCounts counts;
@@ -388,7 +387,7 @@ private:
                     if (ofNic) counts.nicIrqs[line.irq][table->cpus[c]] += line.counts[c];
                 }
             }
-            snap.facts["interrupts"] = std::move(counts);
+            snap.facts.set(kInterruptFacts, std::move(counts));
         }
         return {};
     }

@@ -33,10 +33,9 @@ struct IrqMemory {
     std::map<std::string, std::string> journaled;
 };
 
-IrqMemory& memoryOf(HookContext& c) {
-    if (!c.memory.has_value()) c.memory = IrqMemory{};
-    return std::any_cast<IrqMemory&>(c.memory);
-}
+constexpr Slot<IrqMemory> kIrqMemory{"irq"};
+
+IrqMemory& memoryOf(HookContext& c) { return c.memory.emplace(kIrqMemory); }
 
 // Publishes pinned-irqs and tells irqbalance; false where the file could not be written.
 bool publishNow(HookContext& c, const PinnedIrqsRequest& request = {}) {
@@ -64,7 +63,7 @@ void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory) {
     const double now = c.clock.monotonicSeconds();
     if (!irqAuto) return;
     if (m.interrupts && now - m.interruptsAt <= kInterruptsMaxAge) {
-        memory.families["irq"] = InterruptsBefore{&*m.interrupts, now - m.interruptsAt, nullptr};
+        memory.families.set(kInterruptsBefore, InterruptsBefore{&*m.interrupts, now - m.interruptsAt, nullptr});
         return;
     }
     // No rate yet: what rxtune placed before (a journal left by the daemon that ran before this one).
@@ -73,7 +72,7 @@ void irqBeforePlan(HookContext& c, bool irqAuto, PlanMemory& memory) {
     if (!j || !*j) return;  // an unreadable journal is the apply's to report
     for (const auto& s : (*j)->applied)
         if (s.key.family == "irq") m.journaled[s.id] = s.desired;
-    if (!m.journaled.empty()) memory.families["irq"] = InterruptsBefore{nullptr, 0, &m.journaled};
+    if (!m.journaled.empty()) memory.families.set(kInterruptsBefore, InterruptsBefore{nullptr, 0, &m.journaled});
 }
 
 void irqAfterSnapshot(HookContext& c, bool irqAuto, bool wholeHost, const HostSnapshot& snap) {

@@ -7,7 +7,7 @@ namespace rxtune {
 
 namespace {
 
-std::any parse(const YAML::Node& c, const Location& where) {
+IrqIntent parse(const YAML::Node& c, const Location& where) {
     IrqIntent in;
     in.where = where;
     const auto v = yamlcfg::scalar(c, "irq.cpus");
@@ -22,7 +22,7 @@ std::any parse(const YAML::Node& c, const Location& where) {
     return in;
 }
 
-const SectionRegistration kRegistered{{{"irq", "cpus", parse, nullptr}}};
+const SectionRegistration kRegistered{{ProfileSection::of(kIrqSection, parse)}};
 
 }  // namespace
 

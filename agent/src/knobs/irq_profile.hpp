@@ -12,9 +12,9 @@ struct IrqIntent {
     CpuSet list;
     Location where;
 };
-inline constexpr char kIrqSection[] = "irq.cpus";
+inline constexpr Slot<IrqIntent> kIrqSection{"irq.cpus"};
 
 // What the profile asks; keep where it does not say.
-inline const IrqIntent& irqIntentOf(const Profile& p) { return p.sectionOr<IrqIntent>(kIrqSection); }
+inline const IrqIntent& irqIntentOf(const Profile& p) { return p.sectionOr(kIrqSection); }
 
 }  // namespace rxtune

@@ -88,10 +88,12 @@ struct InterruptCounts {
 
 // The IRQ family's host facts, as its readHost left them: irqbalance (null: not read) and
 // /proc/interrupts (empty: not read, or no such file).
-inline const IrqbalanceFacts* irqbalanceOf(const HostSnapshot& s) { return s.fact<IrqbalanceFacts>("irqbalance"); }
+inline constexpr Slot<IrqbalanceFacts> kIrqbalanceFacts{"irqbalance"};
+inline constexpr Slot<InterruptCounts> kInterruptFacts{"interrupts"};
+inline const IrqbalanceFacts* irqbalanceOf(const HostSnapshot& s) { return s.fact(kIrqbalanceFacts); }
 inline const InterruptCounts& interruptsOf(const HostSnapshot& s) {
     static const InterruptCounts none;
-    const auto* c = s.fact<InterruptCounts>("interrupts");
+    const auto* c = s.fact(kInterruptFacts);
     return c ? *c : none;
 }
 
@@ -106,6 +108,7 @@ struct InterruptsBefore {
     // served include the work that placement brought, and would move it at every restart.
     const std::map<std::string, std::string>* journaled = nullptr;
 };
+inline constexpr Slot<InterruptsBefore> kInterruptsBefore{"irq"};
 
 // The IRQ family's hooks (knobs/irq_hooks.cpp): the reading it keeps from run to run, and telling
 // irqbalance (pinned-irqs, its rescan) before the writes and once an apply or revert is over; in

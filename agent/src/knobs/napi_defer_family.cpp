@@ -22,10 +22,12 @@ const NapiState& napiStateOf(const Nic& n) {
 
 constexpr std::string_view kNet = "sys/class/net/";
 
-constexpr std::string_view kGro = kGroFlushTimeout;
-constexpr std::string_view kDefer = kNapiDeferHardIrqs;
+const std::string_view kGro = deferAttribute(kGroFlushTimeout);
+const std::string_view kDefer = deferAttribute(kNapiDeferHardIrqs);
 
-const DeferValue* wanted(const Profile& p, std::string_view key) { return deferValueOf(p, key); }
+const DeferValue* wanted(const Profile& p, std::string_view key) {
+    return deferValueOf(p, key == kGro ? kGroFlushTimeout : kNapiDeferHardIrqs);
+}
 
 class NapiDeferFamily final : public KnobFamily {
 public:

@@ -9,12 +9,10 @@ namespace {
 
 // The kernel's limits: gro_flush_timeout is an unsigned long of ns (capped here at an hour, beyond
 // any sane deferral), napi_defer_hard_irqs at most S32_MAX (net-sysfs.c).
-ProfileSection section(std::string_view key, std::uint64_t max) {
-    return {"nic", std::string(key),
-            [key = std::string(key), max](const YAML::Node& v, const Location& where) -> std::any {
-                return DeferValue{yamlcfg::integer<std::uint64_t>(v, "nic." + key, 0, max), where};
-            },
-            nullptr};
+ProfileSection section(Slot<DeferValue> slot, std::uint64_t max) {
+    return ProfileSection::of(slot, [path = std::string(slot.name), max](const YAML::Node& v, const Location& where) {
+        return DeferValue{yamlcfg::integer<std::uint64_t>(v, path, 0, max), where};
+    });
 }
 
 const SectionRegistration kRegistered{{section(kGroFlushTimeout, 3600ULL * 1000000000ULL), section(kNapiDeferHardIrqs, 2147483647ULL)}};

@@ -9,18 +9,20 @@
 
 namespace rxtune {
 
-inline constexpr std::string_view kGroFlushTimeout = "gro_flush_timeout";
-inline constexpr std::string_view kNapiDeferHardIrqs = "napi_defer_hard_irqs";
-
 // One number each, where it stands in the profile.
 struct DeferValue {
     std::uint64_t value = 0;
     Location where;
 };
 
-// The profile's value of nic.<key>; null where it does not set it.
-inline const DeferValue* deferValueOf(const Profile& p, std::string_view key) {
-    return p.section<DeferValue>("nic." + std::string(key));
-}
+// Each is the sysfs attribute of the same name under the device (after "nic.").
+inline constexpr Slot<DeferValue> kGroFlushTimeout{"nic.gro_flush_timeout"};
+inline constexpr Slot<DeferValue> kNapiDeferHardIrqs{"nic.napi_defer_hard_irqs"};
+
+// The attribute a section sets: "gro_flush_timeout".
+inline std::string_view deferAttribute(Slot<DeferValue> s) { return s.name.substr(s.name.find('.') + 1); }
+
+// The profile's value of the section; null where it does not set it.
+inline const DeferValue* deferValueOf(const Profile& p, Slot<DeferValue> s) { return p.section(s); }
 
 }  // namespace rxtune

@@ -3,13 +3,13 @@
 // not planner.hpp, and the planner includes them.
 #pragma once
 
-#include <any>
 #include <map>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/cpuset.hpp"
+#include "core/slots.hpp"
 #include "core/topology.hpp"
 #include "profile/profile.hpp"
 
@@ -18,8 +18,8 @@ namespace rxtune {
 // What the daemon carries from its earlier runs into a plan (the one-shot commands have none).
 struct PlanMemory {
     // What each family lends its planning from its earlier runs (KnobFamily::beforePlan), by the
-    // family's name; only that family knows the type.
-    std::map<std::string, std::any> families;
+    // family's own slot (core/slots.hpp); only that family knows the type.
+    Slots families;
     // Settings (by id) the kernel refused at an earlier apply for a reason of the knob's own (a
     // managed IRQ): skipped, not planned again (the daemon forgets them when the device changes).
     const std::set<std::string>* refusedBefore = nullptr;

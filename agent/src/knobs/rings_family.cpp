@@ -33,12 +33,13 @@ const EthtoolMessage& message() {
     return m;
 }
 
-// A device's ring sizes (Nic::facts["rings"]); unsupported where the driver has none (veth, tap).
+// A device's ring sizes (a Nic fact); unsupported where the driver has none (veth, tap).
 struct Rings {
     bool supported = false;
     std::string error;
     std::uint32_t rx = 0, rxMax = 0, tx = 0, txMax = 0;
 };
+constexpr Slot<Rings> kRingsFacts{"rings"};
 
 Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
     auto v = nl.ethtoolGet(message(), dev);
@@ -54,7 +55,7 @@ Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
     return r;
 }
 
-const Rings* ringsOf(const Nic& n) { return n.fact<Rings>("rings"); }
+const Rings* ringsOf(const Nic& n) { return n.fact(kRingsFacts); }
 
 const RingsIntent& intentOf(const Profile& p) { return ringsIntentOf(p); }
 
@@ -109,7 +110,7 @@ public:
             if (!ringsOf(n) && (asked || n.kind == "physical")) {
                 auto r = askRings(io.nl, n.name);
                 if (!r) return failWith(r.error().withContext("interface " + n.name));
-                n.facts["rings"] = *r;
+                n.facts.set(kRingsFacts, *r);
             }
             const Rings* r = ringsOf(n);
             couldGrow = couldGrow || (r && r->supported && r->rx < r->rxMax);
@@ -122,7 +123,7 @@ public:
         for (auto& n : snap.nics) {
             auto r = askRings(io.nl, n.name);
             if (!r) return failWith(r.error().withContext("interface " + n.name));
-            n.facts["rings"] = *r;
+            n.facts.set(kRingsFacts, *r);
         }
         return {};
     }

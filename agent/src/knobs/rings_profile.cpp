@@ -20,7 +20,7 @@ RingSize parseSize(const YAML::Node& v, const std::string& key) {
     return s;
 }
 
-std::any parse(const YAML::Node& n, const Location& where) {
+RingsIntent parse(const YAML::Node& n, const Location& where) {
     yamlcfg::requireKeys(n, "nic.rings", {"rx", "tx"});
     RingsIntent in;
     in.where = where;
@@ -30,15 +30,13 @@ std::any parse(const YAML::Node& n, const Location& where) {
 }
 
 // An include's sizes under the file's own: each ring the file names replaces the include's.
-void merge(std::any& base, const std::any& over) {
-    auto& b = std::any_cast<RingsIntent&>(base);
-    const auto& o = std::any_cast<const RingsIntent&>(over);
+void merge(RingsIntent& b, const RingsIntent& o) {
     if (o.rx.set()) b.rx = o.rx;
     if (o.tx.set()) b.tx = o.tx;
     b.where = o.where;
 }
 
-const SectionRegistration kRegistered{{{"nic", "rings", parse, merge}}};
+const SectionRegistration kRegistered{{ProfileSection::of(kRingsSection, parse, merge)}};
 
 }  // namespace
 

@@ -17,8 +17,8 @@ struct RingsIntent {
     RingSize rx, tx;
     Location where;
 };
-inline constexpr char kRingsSection[] = "nic.rings";
+inline constexpr Slot<RingsIntent> kRingsSection{"nic.rings"};
 
-inline const RingsIntent& ringsIntentOf(const Profile& p) { return p.sectionOr<RingsIntent>(kRingsSection); }
+inline const RingsIntent& ringsIntentOf(const Profile& p) { return p.sectionOr(kRingsSection); }
 
 }  // namespace rxtune

@@ -26,7 +26,7 @@ std::int64_t number(const YAML::Node& n, const std::string& key, const std::stri
 }
 
 // Keys are sysctl names, checked one by one rather than against a fixed set.
-std::any parse(const YAML::Node& s, const Location& where) {
+SysctlIntents parse(const YAML::Node& s, const Location& where) {
     if (!s.IsMap()) yamlcfg::bad(s, "sysctl", "expected a mapping of sysctl names to values");
     SysctlIntents out;
     for (const auto& kv : s) {
@@ -59,12 +59,11 @@ std::any parse(const YAML::Node& s, const Location& where) {
 }
 
 // An include's sysctls under the file's own: each key the file names replaces the include's.
-void merge(std::any& base, const std::any& over) {
-    auto& b = std::any_cast<SysctlIntents&>(base);
-    for (const auto& [k, v] : std::any_cast<const SysctlIntents&>(over)) b[k] = v;
+void merge(SysctlIntents& b, const SysctlIntents& over) {
+    for (const auto& [k, v] : over) b[k] = v;
 }
 
-const SectionRegistration kRegistered{{{"", kSysctlSection, parse, merge}}};
+const SectionRegistration kRegistered{{ProfileSection::of(kSysctlSection, parse, merge)}};
 
 }  // namespace
 

@@ -21,9 +21,9 @@ struct SysctlIntent {
 
 // The profile's sysctl mapping, merged per key over its includes.
 using SysctlIntents = std::map<std::string, SysctlIntent>;
-inline constexpr char kSysctlSection[] = "sysctl";
+inline constexpr Slot<SysctlIntents> kSysctlSection{"sysctl"};
 
 // The sysctls a profile sets; empty where it sets none.
-inline const SysctlIntents& sysctlsOf(const Profile& p) { return p.sectionOr<SysctlIntents>(kSysctlSection); }
+inline const SysctlIntents& sysctlsOf(const Profile& p) { return p.sectionOr(kSysctlSection); }
 
 }  // namespace rxtune

@@ -13,7 +13,7 @@ constexpr std::string_view kName = "xdp";
 
 // rxtune's XDP steering on the device now, as readInto found it ("" none, or not read).
 std::string installed(const Nic& n) {
-    const auto* spec = n.fact<std::string>(std::string(kName));
+    const auto* spec = n.fact(kXdpInstalled);
     return spec ? *spec : std::string();
 }
 
@@ -40,7 +40,7 @@ public:
         for (auto& n : snap.nics) {
             auto cur = io.services.get<XdpSteering>()->current(n.name);
             if (!cur) return failWith(cur.error().withContext("interface " + n.name));
-            n.facts[std::string(kName)] = *cur;  // "cpus=... mode=... qsize=...", "" none
+            n.facts.set(kXdpInstalled, *cur);  // "cpus=... mode=... qsize=...", "" none
         }
         return {};
     }

@@ -1,7 +1,6 @@
 // Planner: pure function (Profile, HostSnapshot) -> Plan, in a deterministic order.
 #pragma once
 
-#include <any>
 #include <map>
 #include <set>
 #include <string>

@@ -1,7 +1,6 @@
 // Profile: the validated, merged tuning intent loaded from YAML (the only module that knows YAML).
 #pragma once
 
-#include <any>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -12,6 +11,7 @@
 #include "core/cpuset.hpp"
 #include "core/nic.hpp"
 #include "core/result.hpp"
+#include "core/slots.hpp"
 
 namespace rxtune {
 
@@ -102,19 +102,19 @@ struct Profile {
     Steering steering;
     bool recommendDatapath = false;  // datapath.recommend: advise rxtune-dp for single-queue NICs
     // The families' own keys (profile/section.hpp), by their path ("nic.coalesce"); absent: unset.
-    std::map<std::string, std::any> sections;
+    // Each family declares its section's slot (its path and its type) beside the type.
+    Slots sections;
 
     // A family's value of its section, or null where the profile does not set it.
     template <class T>
-    const T* section(const std::string& path) const {
-        auto it = sections.find(path);
-        return it == sections.end() ? nullptr : std::any_cast<T>(&it->second);
+    const T* section(Slot<T> slot) const {
+        return sections.get(slot);
     }
     // The same, or T's default (what the family does where the profile is silent).
     template <class T>
-    const T& sectionOr(const std::string& path) const {
+    const T& sectionOr(Slot<T> slot) const {
         static const T unset;
-        const T* v = section<T>(path);
+        const T* v = section(slot);
         return v ? *v : unset;
     }
 };

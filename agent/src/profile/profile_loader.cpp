@@ -45,7 +45,7 @@ struct Partial {
     std::optional<bool> recommendDatapath;
     std::map<std::string, double> autoKeys;  // steering.auto, merged per key
     std::optional<std::vector<SteeringMode>> autoCandidates;
-    std::map<std::string, std::any> sections;  // the families' own (profile/section.hpp), by path
+    Slots sections;  // the families' own (profile/section.hpp), by path
 };
 
 // The keys of a mapping: its own and those the families' sections add under it.
@@ -113,7 +113,7 @@ public:
         for (const auto& s : profileSections()) {
             const YAML::Node parent = s.parent.empty() ? root : root[s.parent];
             if (!parent || !parent.IsMap()) continue;
-            if (auto v = parent[s.key]) p.sections[s.path()] = s.parse(v, at(v));
+            if (auto v = parent[s.key]) s.parse(p.sections, v, at(v));
         }
         return p;
     }
@@ -243,11 +243,10 @@ void mergeInto(Partial& base, const Partial& over) {
     for (const auto& [k, v] : over.autoKeys) base.autoKeys[k] = v;
     take(base.autoCandidates, over.autoCandidates);
     for (const auto& s : profileSections()) {
-        auto o = over.sections.find(s.path());
-        if (o == over.sections.end()) continue;
-        auto b = base.sections.find(s.path());
-        if (b != base.sections.end() && s.merge) s.merge(b->second, o->second);
-        else base.sections[s.path()] = o->second;
+        const std::string path = s.path();
+        if (!over.sections.has(path)) continue;
+        if (base.sections.has(path) && s.merge) s.merge(base.sections, over.sections);
+        else base.sections.copyFrom(over.sections, path);
     }
 }
 

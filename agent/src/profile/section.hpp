@@ -5,7 +5,6 @@
 // and the profile types only: the parser library the fuzz targets link holds them too.
 #pragma once
 
-#include <any>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,13 +18,29 @@ namespace rxtune {
 struct ProfileSection {
     std::string parent;  // the top-level mapping it is a key of ("nic"); "" for a top-level key
     std::string key;     // "coalesce"
-    // The family's value from its node; errors thrown with yamlcfg::bad (file:line:col is added
-    // by the loader). `where` is the node's own position, for the plan's reasons.
-    std::function<std::any(const YAML::Node&, const Location& where)> parse;
-    // `over` (a later file's value) on top of `base` (what the includes gave); null: over replaces.
-    std::function<void(std::any& base, const std::any& over)> merge;
+    // The family's value from its node, set into `into` under its slot; errors thrown with
+    // yamlcfg::bad (file:line:col is added by the loader). `where` is the node's own position,
+    // for the plan's reasons.
+    std::function<void(Slots& into, const YAML::Node&, const Location& where)> parse;
+    // `over`'s value (a later file's) on top of `base`'s (what the includes gave), both set;
+    // null: over's replaces base's.
+    std::function<void(Slots& base, const Slots& over)> merge;
 
     std::string path() const { return parent.empty() ? key : parent + "." + key; }
+
+    // A section whose slot's name is its path ("nic.coalesce": parent "nic", key "coalesce"):
+    // parse gives the family's T, merge (optional) lays a later file's T over an include's.
+    template <class T, class Parse>
+    static ProfileSection of(Slot<T> slot, Parse parse, void (*merge)(T& base, const T& over) = nullptr) {
+        ProfileSection s;
+        const std::string path(slot.name);
+        const auto dot = path.rfind('.');
+        s.parent = dot == std::string::npos ? "" : path.substr(0, dot);
+        s.key = dot == std::string::npos ? path : path.substr(dot + 1);
+        s.parse = [slot, parse](Slots& into, const YAML::Node& n, const Location& where) { into.set(slot, T(parse(n, where))); };
+        if (merge) s.merge = [slot, merge](Slots& base, const Slots& over) { merge(*base.get(slot), *over.get(slot)); };
+        return s;
+    }
 };
 
 // Every registered section, by path.

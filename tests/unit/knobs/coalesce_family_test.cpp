@@ -68,7 +68,7 @@ TEST_CASE("coalesce: the profile's keys, checked where they stand, merged per ke
     dir.put("base.yaml", "nic:\n  coalesce: {rx_usecs: 50, rx_frames: 16}\n");
     dir.put("child.yaml", "include: base.yaml\nnic:\n  coalesce: {rx_usecs: 8, adaptive_rx: true}\n");
     auto p = loadProfile((dir.path() / "child.yaml").string(), {}).value();
-    REQUIRE(p.sections.count("nic.coalesce") == 1);
+    REQUIRE(p.sections.has("nic.coalesce"));
     // Planned on the igb fixture, which offers rx_usecs and tx_usecs only: the merged intent shows.
     test::TempTree igb{"igb-one-queue"};
     FileTree fs(igb.path().string());

@@ -30,7 +30,7 @@ Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = fa
     test::FakeNetlink nl(tree.path());
     PlanRequest req;
     req.explain = explain;
-    if (before) req.memory.families["irq"] = InterruptsBefore{before, seconds};
+    if (before) req.memory.families.set(kInterruptsBefore, InterruptsBefore{before, seconds});
     return preparePlan(p, fs, nl, req).value();
 }
 
@@ -577,7 +577,7 @@ TEST_CASE("irq.cpus auto without a reading: an IRQ where rxtune's journal put it
         test::FakeNetlink nl(tree.path());
         PlanRequest req;
         req.explain = true;
-        req.memory.families["irq"] = InterruptsBefore{counts, counts ? 10.0 : 0.0, &journaled};
+        req.memory.families.set(kInterruptsBefore, InterruptsBefore{counts, counts ? 10.0 : 0.0, &journaled});
         return preparePlan(profile, fs, nl, req).value();
     };
     // Not journaled: the least busy since boot.

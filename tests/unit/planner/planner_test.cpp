@@ -6,6 +6,7 @@
 
 #include "../support/fixture.hpp"
 #include "apply/prepare.hpp"
+#include "bpf/xdp_spec.hpp"
 #include "planner/planner.hpp"
 
 using namespace rxtune;
@@ -206,7 +207,7 @@ TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS o
     CHECK_FALSE(byId.count("enp2s0 rx-0 rps_flow_cnt"));
     CHECK_FALSE(byId.count("sysctl net.core.rps_sock_flow_entries"));
     // Already installed as wanted: nothing pending for it.
-    s.nics[1].facts["xdp"] = std::string("cpus=0-19 mode=native qsize=512");
+    s.nics[1].facts.set(kXdpInstalled, std::string("cpus=0-19 mode=native qsize=512"));
     auto again = plan(prof, s, {}).value();
     size_t found = 0;
     for (const auto& st : again.settings)
