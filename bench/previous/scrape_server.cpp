@@ -51,7 +51,7 @@ RequestHead parseRequestHead(const std::string& head) {
 
 Result<std::unique_ptr<ScrapeServer>> ScrapeServer::start(const ScrapeServerOptions& opts, Render render) {
     unsigned short port = 0;
-    auto listener = listenOn(opts.listen, port);  // today's server's, the same socket
+    auto listener = listenTcp(opts.listen, port);  // today's server's, the same socket
     if (!listener) return failWith(listener.error());
     UniqueFd s = std::move(*listener);
     UniqueFd stop(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));

@@ -4,12 +4,6 @@
 #include <gnutls/gnutls.h>
 #include <gnutls/x509.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
-#include <sys/ioctl.h>
-#include <sys/socket.h>
 
 #include <algorithm>
 #include <array>
@@ -31,32 +25,6 @@ using Clock = std::chrono::steady_clock;
 // What each descriptor in the server's epoll set is.
 constexpr std::uint64_t kTagWake = 1, kTagListener = 2, kTagGeneration = 3, kTagGated = 4;  // gated: fd << 8 | tag
 
-Result<sockaddr_storage> parseListen(const std::string& listen, socklen_t& len) {
-    auto colon = listen.rfind(':');
-    if (colon == std::string::npos) return fail(EINVAL, "listen", listen, "expected address:port");
-    std::string host = listen.substr(0, colon);
-    const std::string portText = listen.substr(colon + 1);
-    unsigned port = 0;
-    auto [p, ec] = std::from_chars(portText.data(), portText.data() + portText.size(), port);
-    if (ec != std::errc() || p != portText.data() + portText.size() || port > 65535)
-        return fail(EINVAL, "listen", listen, "bad port");
-    sockaddr_storage ss{};
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-        auto* a = reinterpret_cast<sockaddr_in6*>(&ss);
-        a->sin6_family = AF_INET6;
-        a->sin6_port = htons(static_cast<std::uint16_t>(port));
-        if (inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), &a->sin6_addr) != 1)
-            return fail(EINVAL, "listen", listen, "bad IPv6 address");
-        len = sizeof(sockaddr_in6);
-    } else {
-        auto* a = reinterpret_cast<sockaddr_in*>(&ss);
-        a->sin_family = AF_INET;
-        a->sin_port = htons(static_cast<std::uint16_t>(port));
-        if (inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) return fail(EINVAL, "listen", listen, "bad IPv4 address");
-        len = sizeof(sockaddr_in);
-    }
-    return ss;
-}
 
 class Loop;
 
@@ -169,13 +137,13 @@ double seconds(Clock::time_point t) { return std::chrono::duration<double>(t.tim
 enum class FirstBytes { kWait, kReady, kNotTls };
 FirstBytes firstBytes(int fd, bool tls) {
     unsigned char h[5];
-    const ssize_t n = ::recv(fd, h, sizeof h, MSG_PEEK | MSG_DONTWAIT);
+    const long n = peekBytes(fd, h, sizeof h);
     if (n <= 0) return FirstBytes::kWait;
     if (!tls) return FirstBytes::kReady;
     if (h[0] != 0x16) return FirstBytes::kNotTls;  // not a TLS handshake record: plain HTTP, or noise
     if (n < 5) return FirstBytes::kWait;
-    int avail = 0;
-    if (::ioctl(fd, FIONREAD, &avail) != 0) return FirstBytes::kWait;
+    const int avail = pendingBytes(fd);
+    if (avail < 0) return FirstBytes::kWait;
     const int record = 5 + (h[3] << 8 | h[4]);
     return avail >= record ? FirstBytes::kReady : FirstBytes::kWait;
 }
@@ -191,16 +159,13 @@ constexpr long long kSpinFloorMs = 10;
 
 class Loop {
 public:
-    Loop(int ep, const WebServerOptions& opts) : ep_(ep), opts_(opts), auth_(opts.auth) {}
+    Loop(Poller& ep, const WebServerOptions& opts) : ep_(ep), opts_(opts), auth_(opts.auth) {}
 
     // A new web configuration: it takes new connections; an idle kept-alive connection made under
     // other TLS rules goes now (its next request would be refused).
     void adopt(std::unique_ptr<Generation> g) {
         g->loop = this;
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = kTagGeneration;
-        ::epoll_ctl(ep_, EPOLL_CTL_ADD, g->epollFd, &ev);
+        ep_.watch(g->epollFd, kTagGeneration);
         gens_.push_back(std::move(g));
         std::vector<int> stale;
         for (const int fd : lists_[kKept])
@@ -266,35 +231,31 @@ public:
     // costs libmicrohttpd and GnuTLS nothing.
     void acceptAll(int listener) {
         for (int round = 0; round < kAcceptRound; ++round) {
-            sockaddr_storage addr{};
-            socklen_t len = sizeof addr;
-            int fd = ::accept4(listener, reinterpret_cast<sockaddr*>(&addr), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+            PeerAddress peer;
+            int error = 0;
+            const int fd = acceptConnection(listener, peer, error);
             if (fd < 0) {
                 // Out of descriptors: the oldest unfinished connection makes room.
-                if ((errno == EMFILE || errno == ENFILE) && evictOne(true)) {
+                if ((error == EMFILE || error == ENFILE) && evictOne(true)) {
                     runAll();
                     continue;
                 }
                 return;  // EAGAIN, or nothing to free
             }
-            const std::string client = clientKey(&addr, len);
+            const std::string client = clientKey(&peer.addr, peer.len);
             if (open_ >= opts_.maxConnections && !evictOne(auth_.trusted(client, seconds(Clock::now())))) {
-                ::close(fd);  // only trusted addresses' connections are open: they stay, this one goes
+                closeConnection(fd);  // only trusted addresses' connections are open: they stay, this one goes
                 continue;
             }
             // An answer goes out as written: TLS records of a head and a body must not wait for
             // the client's delayed ACK (40 ms).
-            int one = 1;
-            ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            setNoDelay(fd);
             Tracked& t = conns_[fd];
             t.accepted = Clock::now();
             t.client = client;
             place(fd, t, kGated, t.accepted + opts_.requestTimeout);
             ++open_;
-            epoll_event ev{};
-            ev.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
-            ev.data.u64 = static_cast<std::uint64_t>(fd) << 8 | kTagGated;
-            ::epoll_ctl(ep_, EPOLL_CTL_ADD, fd, &ev);
+            ep_.watch(fd, static_cast<std::uint64_t>(fd) << 8 | kTagGated, true);
             onGated(fd);  // bytes that came with the connection
         }
     }
@@ -311,8 +272,8 @@ public:
                 shut(fd);  // refused: TLS only here
                 return;
             case FirstBytes::kWait: {
-                char c;
-                if (::recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0) shut(fd);  // closed before a request
+                unsigned char c;
+                if (peekBytes(fd, &c, 1) == 0) shut(fd);  // closed before a request
                 return;
             }
         }
@@ -327,7 +288,7 @@ public:
         tRunning = nullptr;
         for (auto it = gens_.begin(); it + 1 < gens_.end();) {
             if ((*it)->live == 0) {
-                ::epoll_ctl(ep_, EPOLL_CTL_DEL, (*it)->epollFd, nullptr);
+                ep_.unwatch((*it)->epollFd);
                 it = gens_.erase(it);
             } else {
                 ++it;
@@ -373,7 +334,7 @@ public:
     void stopAll() {
         while (!gens_.empty()) gens_.pop_back();
         for (auto& [fd, t] : conns_)
-            if (!t.gen) ::close(fd);  // a handed-over one is libmicrohttpd's to close (it has)
+            if (!t.gen) closeConnection(fd);  // a handed-over one is libmicrohttpd's to close (it has)
         conns_.clear();
     }
 
@@ -389,10 +350,8 @@ private:
     }
     // From the gate to the current generation (its web configuration).
     void handOver(int fd) {
-        ::epoll_ctl(ep_, EPOLL_CTL_DEL, fd, nullptr);
-        sockaddr_storage addr{};
-        socklen_t len = sizeof addr;
-        ::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+        ep_.unwatch(fd);
+        PeerAddress peer = peerOf(fd);
         Generation* g = current();
         Tracked& t = conns_.at(fd);
         lists_[kGated].erase(t.pos);
@@ -401,7 +360,7 @@ private:
         ++g->live;
         tRunning = g;
         // On failure libmicrohttpd has closed the socket, and told nobody.
-        if (MHD_add_connection(g->mhd, fd, reinterpret_cast<sockaddr*>(&addr), len) != MHD_YES) forget(fd);
+        if (MHD_add_connection(g->mhd, fd, peer.get(), peer.len) != MHD_YES) forget(fd);
         tRunning = nullptr;
     }
     // Ends a connection: a gated one here and now; libmicrohttpd's sees the shutdown at its next
@@ -411,13 +370,13 @@ private:
         if (t.closing) return;
         if (!t.gen) {
             forget(fd);
-            ::close(fd);  // epoll forgets a closed descriptor
+            closeConnection(fd);  // epoll forgets a closed descriptor
             return;
         }
         lists_[t.stage].erase(t.pos);
         t.closing = true;
         --open_;
-        ::shutdown(fd, SHUT_RDWR);
+        shutdownConnection(fd);
     }
     // Room for a new connection: the oldest that sent too little to be served goes first, then
     // the oldest being served, then the kept-alive one idle longest.
@@ -455,7 +414,7 @@ private:
         conns_.erase(it);
     }
 
-    int ep_;
+    Poller& ep_;
     const WebServerOptions& opts_;
     std::vector<std::unique_ptr<Generation>> gens_;  // the last one takes new connections
     std::map<int, Tracked> conns_;
@@ -567,32 +526,16 @@ MHD_Result onRequest(void* cls, MHD_Connection* c, const char* url, const char* 
 
 }  // namespace
 
-Result<UniqueFd> listenOn(const std::string& listen, unsigned short& port) {
-    socklen_t len = 0;
-    auto addr = parseListen(listen, len);
-    if (!addr) return failWith(addr.error());
-    UniqueFd s(::socket(addr->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-    if (s.get() < 0) return fail(errno, "socket", listen);
-    int one = 1;
-    ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (::bind(s.get(), reinterpret_cast<const sockaddr*>(&*addr), len) != 0) return fail(errno, "bind", listen);
-    if (::listen(s.get(), 1024) != 0) return fail(errno, "listen", listen);
-    sockaddr_storage bound{};
-    socklen_t blen = sizeof bound;
-    ::getsockname(s.get(), reinterpret_cast<sockaddr*>(&bound), &blen);
-    port = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
-    return s;
-}
-
 Result<std::unique_ptr<WebServer>> WebServer::start(const WebServerOptions& opts, std::shared_ptr<const WebEndpoint> endpoint,
                                                     Render render) {
     unsigned short port = 0;
-    auto s = listenOn(opts.listen, port);
+    auto s = listenTcp(opts.listen, port);
     if (!s) return failWith(s.error());
-    UniqueFd wake(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-    if (wake.get() < 0) return fail(errno, "eventfd", "web server");
-    std::unique_ptr<WebServer> srv(new WebServer(std::move(*s), std::move(wake), port, opts, std::move(render)));
+    auto wake = Waker::create();
+    if (!wake) return failWith(wake.error());
+    auto ep = Poller::create();
+    if (!ep) return failWith(ep.error());
+    std::unique_ptr<WebServer> srv(new WebServer(std::move(*s), std::move(*wake), std::move(*ep), port, opts, std::move(render)));
     auto first = srv->generation(std::move(endpoint));
     if (!first) return failWith(first.error());
     srv->pending_.push_back(std::move(*first));
@@ -600,18 +543,15 @@ Result<std::unique_ptr<WebServer>> WebServer::start(const WebServerOptions& opts
     return srv;
 }
 
-WebServer::WebServer(UniqueFd listener, UniqueFd wake, unsigned short port, WebServerOptions opts, Render render)
-    : listener_(std::move(listener)), wake_(std::move(wake)), port_(port), opts_(std::move(opts)), render_(std::move(render)) {}
+WebServer::WebServer(UniqueFd listener, Waker wake, Poller poller, unsigned short port, WebServerOptions opts, Render render)
+    : listener_(std::move(listener)), wake_(std::move(wake)), poller_(std::move(poller)), port_(port), opts_(std::move(opts)), render_(std::move(render)) {}
 
 WebServer::~WebServer() {
     {
         std::lock_guard<std::mutex> lock(mu_);
         stopping_ = true;
     }
-    const std::uint64_t v = 1;
-    if (::write(wake_.get(), &v, sizeof v) < 0) {
-        // An eventfd is not full after one write: nothing to do but join.
-    }
+    wake_.wake();
     if (thread_.joinable()) thread_.join();
 }
 
@@ -656,16 +596,12 @@ Result<void> WebServer::use(std::shared_ptr<const WebEndpoint> endpoint) {
         std::lock_guard<std::mutex> lock(mu_);
         pending_.push_back(std::move(*g));
     }
-    const std::uint64_t v = 1;
-    if (::write(wake_.get(), &v, sizeof v) < 0) {
-        // An eventfd holds 2^64-2: the thread wakes from the earlier writes.
-    }
+    wake_.wake();
     return {};
 }
 
 void WebServer::loop() {
-    UniqueFd ep(::epoll_create1(EPOLL_CLOEXEC));
-    Loop conns(ep.get(), opts_);
+    Loop conns(poller_, opts_);
     auto takePending = [&] {
         std::lock_guard<std::mutex> lock(mu_);
         for (auto& g : pending_) conns.adopt(std::move(g));
@@ -673,35 +609,28 @@ void WebServer::loop() {
         return stopping_;
     };
     takePending();
-    for (auto [fd, tag] : {std::pair{listener_.get(), kTagListener}, {wake_.get(), kTagWake}}) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = tag;
-        ::epoll_ctl(ep.get(), EPOLL_CTL_ADD, fd, &ev);
-    }
-    std::array<epoll_event, 64> events{};
+    poller_.watch(listener_.get(), kTagListener);
+    poller_.watch(wake_.fd(), kTagWake);
+    std::array<PollEvent, 64> events{};
     int idleRuns = 0;
     while (true) {
-        const int n = ::epoll_wait(ep.get(), events.data(), static_cast<int>(events.size()), conns.timeoutMs(idleRuns));
-        if (n < 0 && errno != EINTR) break;
+        const int n = poller_.wait(events, conns.timeoutMs(idleRuns));
+        if (n < 0) break;
         idleRuns = n == 0 ? idleRuns + 1 : 0;
         bool accept = false;
         for (int i = 0; i < n; ++i) {
-            const epoll_event& e = events[static_cast<std::size_t>(i)];
+            const PollEvent& e = events[static_cast<std::size_t>(i)];
             // A generation's epoll set needs nothing but the runAll below.
-            if (e.data.u64 == kTagWake) {
-                std::uint64_t v = 0;
-                if (::read(wake_.get(), &v, sizeof v) < 0) {
-                    // Raced with another reader: there is none; nothing was lost either way.
-                }
+            if (e.tag == kTagWake) {
+                wake_.drain();
                 if (takePending()) {
                     conns.stopAll();
                     return;
                 }
-            } else if (e.data.u64 == kTagListener) {
+            } else if (e.tag == kTagListener) {
                 accept = true;
-            } else if ((e.data.u64 & 0xff) == kTagGated) {
-                conns.onGated(static_cast<int>(e.data.u64 >> 8));
+            } else if ((e.tag & 0xff) == kTagGated) {
+                conns.onGated(static_cast<int>(e.tag >> 8));
             }
         }
         if (accept) conns.acceptAll(listener_.get());

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/result.hpp"
+#include "sys/stream_server.hpp"
 #include "sys/unique_fd.hpp"
 #include "web/auth_guard.hpp"
 #include "web/web_endpoint.hpp"
@@ -64,11 +65,13 @@ public:
     unsigned short port() const { return port_; }  // the bound port (useful with port 0)
 
 private:
-    WebServer(UniqueFd listener, UniqueFd wake, unsigned short port, WebServerOptions opts, Render render);
+    WebServer(UniqueFd listener, Waker wake, Poller poller, unsigned short port, WebServerOptions opts, Render render);
     Result<std::unique_ptr<Generation>> generation(std::shared_ptr<const WebEndpoint> endpoint);
     void loop();
 
-    UniqueFd listener_, wake_;
+    UniqueFd listener_;
+    Waker wake_;
+    Poller poller_;  // the thread's epoll set
     unsigned short port_;
     WebServerOptions opts_;
     Render render_;
@@ -78,7 +81,5 @@ private:
     std::thread thread_;
 };
 
-// A listening socket on address:port or [v6]:port (non-blocking); `port` is the bound port.
-Result<UniqueFd> listenOn(const std::string& listen, unsigned short& port);
 
 }  // namespace rxtune
