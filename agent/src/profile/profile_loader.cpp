@@ -143,7 +143,8 @@ public:
     }
 
     void parseSteering(const YAML::Node& s, Partial& p) const {
-        requireMap(s, "steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp", "auto"});
+        requireMap(s, "steering",
+                   keysOf("steering", {"mode", "cpus", "exclude_isolated", "exclude_irq_cpus", "rfs", "xps", "default_mask", "xdp", "auto"}));
         if (auto a = s["auto"]) {
             requireMap(a, "steering.auto", {"rx_share", "busy", "min_spare", "worse_margin", "gain_margin", "sustain", "interval",
                                             "window", "backoff", "candidates"});

@@ -8,6 +8,8 @@
 #include "knobs/governor_profile.hpp"
 #include "knobs/sysctl_profile.hpp"
 #include "profile/profile.hpp"
+#include "profile/section.hpp"
+#include "profile/yaml_config.hpp"
 
 using namespace rxtune;
 
@@ -236,4 +238,26 @@ TEST_CASE("a key given twice is found in a large mapping too", "[profile][limits
     // Within the first 32 keys, the linear look finds it.
     CHECK(errorOf("sysctl:\n  net.core.a: 1\n  net.core.b: 1\n  net.core.a: 2\n") ==
           "bad.yaml:4:3: sysctl.net.core.a: duplicate key: already given on line 2 (a key may appear once in a mapping)");
+}
+
+namespace {
+// A family's key under steering, registered as a family's profile file would register it.
+struct SteeringExtra {
+    long n = 0;
+};
+constexpr Slot<SteeringExtra> kSteeringExtra{"steering.test_extra"};
+const SectionRegistration kSteeringExtraSection{{ProfileSection::of(kSteeringExtra, [](const YAML::Node& v, const Location&) {
+    return SteeringExtra{yamlcfg::integer<long>(v, "steering.test_extra", 0, 9)};
+})}};
+}  // namespace
+
+TEST_CASE("a family's section under steering is a steering key, placed and checked by its family", "[profile]") {
+    auto p = loadProfileText("steering:\n  mode: rps\n  test_extra: 7\n", "ok.yaml", shipped());
+    REQUIRE(p);
+    REQUIRE(p->section(kSteeringExtra) != nullptr);
+    CHECK(p->section(kSteeringExtra)->n == 7);
+    CHECK(errorOf("steering:\n  test_extra: 12\n").find("bad.yaml:2:15: steering.test_extra: expected an integer from 0 to 9") == 0);
+    const std::string unknown = errorOf("steering:\n  test_extr: 1\n");
+    CHECK(unknown.find("steering.test_extr: unknown key") != std::string::npos);
+    CHECK(unknown.find("test_extra") != std::string::npos);
 }
