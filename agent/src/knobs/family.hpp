@@ -93,6 +93,10 @@ public:
     // The journal's edge: the key of a knob this family built (its path, and its id where the path
     // alone does not say all: an IRQ's owner); nullopt when it is not one of its.
     virtual std::optional<KnobKey> keyOf(std::string_view path, std::string_view id) const = 0;
+    // A family whose keys are a whole tree (the sysctl family: every file under proc/sys/) is
+    // asked for a path after every other, so that a family owning one file in that tree
+    // (rps_default_mask) claims it without the tree's family naming it.
+    virtual bool keysAreATree() const { return false; }
 
     // The `setting` label of rxtune_drift_corrections_total (the interface label is k.device).
     virtual std::string settingLabel(const KnobKey& k) const { return k.name; }

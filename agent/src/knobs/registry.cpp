@@ -62,8 +62,10 @@ const KnobFamily& familyOf(const KnobKey& k) {
 }
 
 KnobKey keyOfPath(std::string_view path, std::string_view id) {
-    for (const KnobFamily* k : knobFamilies())
-        if (auto key = k->keyOf(path, id)) return *key;
+    for (const bool tree : {false, true})
+        for (const KnobFamily* k : knobFamilies())
+            if (k->keysAreATree() == tree)
+                if (auto key = k->keyOf(path, id)) return *key;
     KnobKey plain;
     plain.name = std::string(path);
     return plain;

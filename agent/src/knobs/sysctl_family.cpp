@@ -68,9 +68,9 @@ public:
         if (!rest || rest->empty()) return std::nullopt;
         std::string key(*rest);
         std::replace(key.begin(), key.end(), '/', '.');
-        if (key == kDefaultMaskSysctl) return std::nullopt;  // the default mask family's
         return KnobKey{"sysctl", "", key};
     }
+    bool keysAreATree() const override { return true; }  // a file another family owns is its
 
     // The sysctls the profile names beyond those every snapshot reads (absent ones marked so).
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
