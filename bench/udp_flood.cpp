@@ -79,7 +79,7 @@ int tapSend(const char* ifname, const char* src, const char* dst, int port, long
 
 int main(int argc, char** argv) {
     if (argc < 5) {
-        std::fprintf(stderr, "usage: udp_flood send DST PORT SECONDS FLOWS | sink ADDR PORT SECONDS | hold ADDR PORT SECONDS"
+        std::fprintf(stderr, "usage: udp_flood send DST PORT SECONDS FLOWS [SRCPORT] | sink ADDR PORT SECONDS | hold ADDR PORT SECONDS"
                              " | tap IFNAME SRC DST PORT COUNT | echo ADDR PORT SECONDS | rr DST PORT SECONDS\n");
         return 2;
     }
@@ -98,9 +98,21 @@ int main(int argc, char** argv) {
     unsigned long long count = 0;
     if (mode == "send") {
         const int flows = argc > 5 ? std::atoi(argv[5]) : 64;
+        const int srcPort = argc > 6 ? std::atoi(argv[6]) : 0;
         std::vector<int> socks;
         for (int f = 0; f < flows; ++f) {
             int s = socket(AF_INET, SOCK_DGRAM, 0);
+            if (srcPort > 0) {
+                int one = 1;
+                setsockopt(s, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+                sockaddr_in src{};
+                src.sin_family = AF_INET;
+                src.sin_port = htons(static_cast<uint16_t>(srcPort));
+                if (bind(s, reinterpret_cast<sockaddr*>(&src), sizeof src) != 0) {
+                    std::perror("bind");
+                    return 1;
+                }
+            }
             connect(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
             socks.push_back(s);
         }
