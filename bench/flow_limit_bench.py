@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "vm"))
 import vmlab  # noqa: E402
-from flow_limit_kernel import KERNELS, VETH  # noqa: E402
+from flow_limit_kernel import VETH  # noqa: E402
 
 PROFILE = """match: {interfaces: [fl0], verdict: any, virtual: include}
 steering:
@@ -128,8 +128,7 @@ def main() -> int:
     if busy:
         args.remove("--busy")
     build = Path(args[0] if args else "build").resolve()
-    meta, suite = KERNELS[series]
-    kernel = vmlab.debian_kernel(meta, build / "vm-cache", suite)
+    kernel = vmlab.series_kernel(series, build / "vm-cache")
     guest = vmlab.Guest(kernel, nics=["virtio-net-pci"], numa_nodes=1, memory_mb=2048, extra_modules=["veth"],
                         binaries={"usr/sbin/rxtune": build / "agent" / "rxtune", "usr/sbin/ip": Path("/usr/sbin/ip"),
                                   "usr/bin/udp_flood": build / "bench" / "udp_flood"},

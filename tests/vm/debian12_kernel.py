@@ -154,15 +154,9 @@ def microvm(build: Path, kernel: vmlab.Kernel, series: str, c: vmlab.Checks) -> 
 
 MICROVM_ALL = False  # --microvm all: the microVM on every kernel asked for, not 6.1 alone
 
-# Series -> (metapackage, suite; None: the host's own apt sources, Debian 12).
-KERNELS = {"5.10": ("linux-image-amd64", "bullseye"), "6.1": ("linux-image-amd64", None),
-           "6.12": ("linux-image-amd64", "trixie"), "7.3": ("linux-image-amd64", "trixie-backports")}
-
-
 def one_kernel(build: Path, series: str, c: vmlab.Checks) -> None:
     cache = build / "vm-cache"
-    meta, suite = KERNELS[series]
-    kernel = vmlab.debian_kernel(meta, cache, suite)
+    kernel = vmlab.series_kernel(series, cache)
     print(f"guest: {kernel.package}, 4 vCPUs in 2 NUMA nodes, virtio-net + e1000e")
     guest = vmlab.Guest(kernel, nics=["virtio-net-pci", "e1000e"],
                         binaries={"usr/sbin/rxtune": build / "agent" / "rxtune"},
@@ -278,28 +272,12 @@ def napi_checks(boot: vmlab.Boot, series: str, v: str, c: vmlab.Checks) -> None:
 
 def main() -> int:
     args = sys.argv[1:]
-    series = ["6.1"]
-    if "--kernels" in args:
-        i = args.index("--kernels")
-        series = args[i + 1].split(",")
-        del args[i:i + 2]
     global MICROVM_ALL
     if "--microvm" in args:
         i = args.index("--microvm")
         MICROVM_ALL = args[i + 1] == "all"
         del args[i:i + 2]
-    unknown = [k for k in series if k not in KERNELS]
-    if unknown:
-        sys.exit(f"--kernels: unknown series {', '.join(unknown)} (the lab has {', '.join(KERNELS)})")
-    build = Path(args[0] if args else "build").resolve()
-    c = vmlab.Checks()
-    for k in series:
-        c.prefix = f"{k}: "
-        try:
-            one_kernel(build, k, c)
-        except vmlab.LabError as ex:
-            c.check("the guest booted and ran", False, str(ex))
-    return c.close()
+    return vmlab.run_kernels(args, one_kernel)
 
 
 if __name__ == "__main__":

@@ -23,9 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vmlab  # noqa: E402
 
-KERNELS = {"5.10": ("linux-image-amd64", "bullseye"), "6.1": ("linux-image-amd64", None),
-           "6.12": ("linux-image-amd64", "trixie"), "7.3": ("linux-image-amd64", "trixie-backports")}
-
 PROFILE = """match: {interfaces: [fl0], verdict: any, virtual: include}
 steering:
   mode: rps
@@ -70,8 +67,7 @@ step after_revert files
 
 
 def one_kernel(build: Path, series: str, c: vmlab.Checks) -> None:
-    meta, suite = KERNELS[series]
-    kernel = vmlab.debian_kernel(meta, build / "vm-cache", suite)
+    kernel = vmlab.series_kernel(series, build / "vm-cache")
     print(f"guest: {kernel.package}, 4 vCPUs, a veth pair (one end in its own namespace)")
     guest = vmlab.Guest(kernel, nics=["virtio-net-pci"], numa_nodes=1, extra_modules=["veth"],
                         binaries={"usr/sbin/rxtune": build / "agent" / "rxtune", "usr/sbin/ip": Path("/usr/sbin/ip"),
@@ -116,24 +112,7 @@ def one_kernel(build: Path, series: str, c: vmlab.Checks) -> None:
 
 
 def main() -> int:
-    args = sys.argv[1:]
-    series = ["6.1"]
-    if "--kernels" in args:
-        i = args.index("--kernels")
-        series = args[i + 1].split(",")
-        del args[i:i + 2]
-    unknown = [k for k in series if k not in KERNELS]
-    if unknown:
-        sys.exit(f"--kernels: unknown series {', '.join(unknown)} (the lab has {', '.join(KERNELS)})")
-    build = Path(args[0] if args else "build").resolve()
-    c = vmlab.Checks()
-    for k in series:
-        c.prefix = f"{k}: "
-        try:
-            one_kernel(build, k, c)
-        except vmlab.LabError as ex:
-            c.check("the guest booted and ran", False, str(ex))
-    return c.close()
+    return vmlab.run_kernels(sys.argv[1:], one_kernel)
 
 
 if __name__ == "__main__":

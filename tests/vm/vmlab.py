@@ -788,6 +788,41 @@ class SystemGuest:
 # Checks: every check's result is printed, and the run closes with one "N passed, N failed" line.
 
 
+# The kernel guests' series -> (metapackage, suite whose lists have it; None: the host's own apt
+# sources, Debian 12).
+DEBIAN_KERNELS = {"5.10": ("linux-image-amd64", "bullseye"), "6.1": ("linux-image-amd64", None),
+                  "6.12": ("linux-image-amd64", "trixie"), "7.3": ("linux-image-amd64", "trixie-backports")}
+
+
+def series_kernel(series: str, cache: Path) -> Kernel:
+    """The Debian kernel of a series ("6.1"), fetched into the cache."""
+    meta, suite = DEBIAN_KERNELS[series]
+    return debian_kernel(meta, cache, suite)
+
+
+def run_kernels(args: list[str], one, default: str = "6.1") -> int:
+    """A kernel guest script's main: --kernels A,B (default `default`), then BUILD_DIR; one(build,
+    series, checks) for each series, checks prefixed with it; the closing "N passed, N failed"."""
+    args = list(args)
+    series = default.split(",")
+    if "--kernels" in args:
+        i = args.index("--kernels")
+        series = args[i + 1].split(",")
+        del args[i:i + 2]
+    unknown = [k for k in series if k not in DEBIAN_KERNELS]
+    if unknown:
+        raise SystemExit(f"--kernels: unknown series {', '.join(unknown)} (the lab has {', '.join(DEBIAN_KERNELS)})")
+    build = Path(args[0] if args else "build").resolve()
+    c = Checks()
+    for k in series:
+        c.prefix = f"{k}: "
+        try:
+            one(build, k, c)
+        except LabError as ex:
+            c.check("the guest booted and ran", False, str(ex))
+    return c.close()
+
+
 class Checks:
     def __init__(self, prefix: str = "") -> None:
         self.passed = 0

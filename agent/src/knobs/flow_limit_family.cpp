@@ -52,6 +52,14 @@ const SysctlValue* present(const HostSnapshot& s, const std::string& key) {
     return v && v->present ? v : nullptr;
 }
 
+// Where the kernel starts limiting flows as the host is now: half its netdev_max_backlog.
+std::optional<std::uint64_t> actsAbove(const HostSnapshot& s) {
+    const SysctlValue* b = present(s, kBacklogSysctl);
+    std::uint64_t n = 0;
+    if (!b || !parseUnsigned(b->value, n)) return std::nullopt;
+    return n / 2;
+}
+
 Setting* settingAt(Plan& p, const std::string& path) {
     auto it = std::find_if(p.settings.begin(), p.settings.end(), [&](const Setting& s) { return s.path == path; });
     return it == p.settings.end() ? nullptr : &*it;
@@ -86,10 +94,7 @@ public:
         auto cpus = CpuSet::parseMask(bitmap->value);
         nlohmann::ordered_json j = {{"cpus", cpus ? nlohmann::ordered_json(cpus->toList()) : nlohmann::ordered_json(bitmap->value)}};
         if (len) j["table_len"] = len->value;
-        if (const SysctlValue* b = present(s, kBacklogSysctl)) {
-            std::uint64_t n = 0;
-            if (parseUnsigned(b->value, n)) j["acts_above_backlog"] = n / 2;
-        }
+        if (auto above = actsAbove(s)) j["acts_above_backlog"] = *above;
         host["flow_limit"] = std::move(j);
     }
     void detectHostText(const HostSnapshot& s, std::ostream& out) const override {
@@ -100,10 +105,7 @@ public:
         const std::string list = cpus ? cpus->toList() : bitmap->value;
         out << "    CPUs " << (list.empty() ? "none" : list);
         if (const SysctlValue* len = present(s, kTableLenSysctl)) out << ", table_len " << len->value;
-        if (const SysctlValue* b = present(s, kBacklogSysctl)) {
-            std::uint64_t n = 0;
-            if (parseUnsigned(b->value, n)) out << ", acts while a backlog holds more than " << n / 2 << " packets";
-        }
+        if (auto above = actsAbove(s)) out << ", acts while a backlog holds more than " << *above << " packets";
         out << "\n";
     }
 
