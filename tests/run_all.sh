@@ -101,6 +101,8 @@ stage "irqbalance (real binary)" tests/package/irqbalance_real.sh "$BUILD"
 # The oldest kernel users run (Debian 11's 5.10), Debian 12's own (6.1) and the newest (trixie-
 # backports' 7.3) booted under QEMU with virtio-net and e1000e, and as a microVM (docs/VM.md).
 stage "guest: kernels 5.10, 6.1, 7.3" python3 tests/vm/debian12_kernel.py "$BUILD" --kernels 5.10,6.1,7.3
+# The RPS flow limit on the same kernels (this VM's has none: CONFIG_NET_FLOW_LIMIT is off).
+stage "guest: flow limit on 5.10, 6.1, 7.3" python3 tests/vm/flow_limit_kernel.py "$BUILD" --kernels 5.10,6.1,7.3
 stage "image"                tests/package/test_image.sh
 while read -r target corpus; do
   case "$target" in ""|\#*) continue ;; esac
