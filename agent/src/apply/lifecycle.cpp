@@ -6,19 +6,19 @@
 
 namespace rxtune {
 
-HookContext Lifecycle::context(const KnobFamily& f) {
+HookContext Lifecycle::context() {
     return HookContext{fs_, store_, runDir_, signals_, clock_, daemon_, say_, memory_};
 }
 
 Result<Prepared> Lifecycle::plan(const Profile& profile, NetlinkSource& nl, PlanRequest req, bool wholeHost) {
     for (const KnobFamily* f : knobFamilies()) {
-        auto c = context(*f);
+        auto c = context();
         f->beforePlan(c, profile, wholeHost, req.memory);
     }
     auto prepared = preparePlan(profile, fs_, nl, req);
     if (!prepared) return prepared;
     for (const KnobFamily* f : knobFamilies()) {
-        auto c = context(*f);
+        auto c = context();
         f->afterSnapshot(c, profile, wholeHost, prepared->snapshot);
     }
     return prepared;
@@ -26,27 +26,27 @@ Result<Prepared> Lifecycle::plan(const Profile& profile, NetlinkSource& nl, Plan
 
 void Lifecycle::beforeWrites(const Plan& plan) {
     for (const KnobFamily* f : knobFamilies()) {
-        auto c = context(*f);
+        auto c = context();
         f->beforeWrites(c, plan);
     }
 }
 
 void Lifecycle::afterApply(const Profile* profile, ApplyStage stage) {
     for (const KnobFamily* f : knobFamilies()) {
-        auto c = context(*f);
+        auto c = context();
         f->afterApply(c, profile, stage);
     }
 }
 
 std::string Lifecycle::moverOf(const Setting& s) {
     const KnobFamily& f = familyOf(s.key);
-    auto c = context(f);
+    auto c = context();
     return f.moverOf(c, s);
 }
 
 bool Lifecycle::driftCorrected(const Setting& s, CounterSink& metrics) {
     const KnobFamily& f = familyOf(s.key);
-    auto c = context(f);
+    auto c = context();
     return f.driftCorrected(c, s, metrics);
 }
 

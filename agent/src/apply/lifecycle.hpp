@@ -84,7 +84,7 @@ public:
     void say(const char* level, const std::string& line) { say_(level, line); }
 
 private:
-    HookContext context(const KnobFamily& f);
+    HookContext context();
     void beforeWrites(const Plan& plan);
     const FileTree& fs_;
     const JournalStore& store_;
