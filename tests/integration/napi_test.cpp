@@ -82,6 +82,10 @@ TEST_CASE("mode napi on a real veth: threaded on, kthread pinned, deferral set; 
     REQUIRE(d["napi"]["instances"].size() == 1);
     CHECK(d["napi"]["threaded"] == "0");
     CHECK(d["napi_defer"]["gro_flush_timeout"] == 0);
+    // Where this kernel's napi-set takes them (6.13+: its policy says), the deferral goes per NAPI
+    // and the device's sysfs files stay as they were; elsewhere through sysfs.
+    const bool perNapi = d["napi"]["napi_set"]["gro_flush_timeout"] == true;
+    const std::string sysfsAfter = perNapi ? "0" : "20000", deferAfter = perNapi ? "0" : "10";
 
     Run plan = v.ns.exec(s.args({"plan", "--profile", prof}));
     INFO(plan.out << plan.err);
@@ -92,12 +96,12 @@ TEST_CASE("mode napi on a real veth: threaded on, kthread pinned, deferral set; 
     INFO(apply.out << apply.err);
     REQUIRE(apply.status == 0);
     CHECK(trim(v.ns.sysfsRead("class/net/nv0/threaded")) == "1");
-    CHECK(trim(v.ns.sysfsRead("class/net/nv0/gro_flush_timeout")) == "20000");
-    CHECK(trim(v.ns.sysfsRead("class/net/nv0/napi_defer_hard_irqs")) == "10");
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/gro_flush_timeout")) == sysfsAfter);
+    CHECK(trim(v.ns.sysfsRead("class/net/nv0/napi_defer_hard_irqs")) == deferAfter);
     auto threads = kthreadsOf("nv0");
     REQUIRE(threads.size() == 1);
     CHECK(cpusOf(threads[0]) == "1");
-    // napi-get shows the same kthread, and each NAPI holds the deferral written through sysfs.
+    // napi-get shows the same kthread, and each NAPI holds the deferral (napi-set's or sysfs').
     d = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv0"}).out)["interfaces"][0];
     CHECK(d["napi"]["instances"][0]["pid"] == threads[0]);
     CHECK(d["napi"]["instances"][0]["cpus"] == "1");
@@ -123,6 +127,61 @@ TEST_CASE("mode napi on a real veth: threaded on, kthread pinned, deferral set; 
     CHECK(trim(v.ns.sysfsRead("class/net/nv0/gro_flush_timeout")) == "0");
     CHECK(trim(v.ns.sysfsRead("class/net/nv0/napi_defer_hard_irqs")) == "0");
     CHECK(kthreadsOf("nv0").empty());
+    d = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv0"}).out)["interfaces"][0];
+    CHECK(d["napi"]["instances"][0]["gro_flush_timeout"] == 0);
+    CHECK(d["napi"]["instances"][0]["defer_hard_irqs"] == 0);
+}
+
+TEST_CASE("per-NAPI deferral through napi-set on a real veth: keyed by its place, read back per NAPI, revert exact", "[integration][napi]") {
+    NapiVeth v("nv4", true);
+    Scratch s;
+    Run det = v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv4"});
+    REQUIRE(det.status == 0);
+    auto d = json::parse(det.out)["interfaces"][0];
+    const json feats = d["napi"]["napi_set"];
+    INFO(feats.dump());
+    // detect says what this kernel's napi-set takes, from its policy: the same answer as uname's
+    // version promises for the features every kernel of this suite has (6.13+ on this host).
+    const bool has = feats["available"] == true;
+    REQUIRE(d["napi"]["instances"].size() == 1);
+    CHECK(d["napi"]["instances"][0]["per_napi_settings"] == has);
+    CHECK(d["napi"]["instances"][0]["busy_poll"] == feats["busy_poll"]);
+    const std::string prof = s.profile("defer", "match:\n  interfaces: [nv4]\n  virtual: include\nsteering:\n  mode: none\n  xps: false\n"
+                                                "nic:\n  gro_flush_timeout: 30000\n  napi_defer_hard_irqs: 7\n  irq_suspend_timeout: 5000000\n");
+    Run plan = v.ns.exec(s.args({"plan", "--profile", prof}));
+    INFO(plan.out << plan.err);
+    if (!has) {
+        // A kernel without napi-set: sysfs for two, irq_suspend_timeout refused with the reason.
+        CHECK(plan.out.find("which this kernel does not take (Linux 6.13+)") != std::string::npos);
+        return;
+    }
+    // veth's queues name no NAPI (queue-get gives no napi-id): keyed by its place, napi-0.
+    CHECK(plan.out.find("nv4 napi napi-0 gro_flush_timeout") != std::string::npos);
+    CHECK(plan.out.find("nv4 napi napi-0 irq_suspend_timeout") != std::string::npos);
+    Run apply = v.ns.exec(s.args({"apply", "--profile", prof}));
+    INFO(apply.out << apply.err);
+    REQUIRE(apply.status == 0);
+    d = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv4"}).out)["interfaces"][0];
+    CHECK(d["napi"]["instances"][0]["gro_flush_timeout"] == 30000);
+    CHECK(d["napi"]["instances"][0]["defer_hard_irqs"] == 7);
+    CHECK(d["napi"]["instances"][0]["irq_suspend_timeout"] == 5000000);
+    // The device-wide files are not what was written.
+    CHECK(trim(v.ns.sysfsRead("class/net/nv4/gro_flush_timeout")) == "0");
+    CHECK(v.ns.exec(s.args({"apply", "--profile", prof})).out.find("nothing to do") != std::string::npos);
+    CHECK(v.ns.exec(s.args({"verify"})).status == 0);
+    // Someone writes the device-wide file: that sets every NAPI's too (6.13+), which verify sees.
+    v.ns.exec({"sh", "-c", "echo 1000 > /sys/class/net/nv4/gro_flush_timeout"});
+    Run drift = v.ns.exec(s.args({"verify"}));
+    CHECK(drift.status == 3);
+    CHECK(drift.out.find("nv4 napi napi-0 gro_flush_timeout") != std::string::npos);
+    v.ns.exec({"sh", "-c", "echo 0 > /sys/class/net/nv4/gro_flush_timeout"});
+    Run revert = v.ns.exec(s.args({"revert"}));
+    INFO(revert.out << revert.err);
+    REQUIRE(revert.status == 0);
+    d = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv4"}).out)["interfaces"][0];
+    CHECK(d["napi"]["instances"][0]["gro_flush_timeout"] == 0);
+    CHECK(d["napi"]["instances"][0]["defer_hard_irqs"] == 0);
+    CHECK(d["napi"]["instances"][0]["irq_suspend_timeout"] == 0);
 }
 
 TEST_CASE("mode napi where the kthreads ran already: their CPUs come back on revert, threaded stays", "[integration][napi]") {

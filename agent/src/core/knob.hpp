@@ -20,8 +20,9 @@ struct KnobKey {
     bool tx = false;     // a TX queue
     int cpu = -1;        // a CPU (a governor's)
     int irq = -1;        // an IRQ's number
+    int napi = -1;       // a NAPI instance no queue names: the device's N-th in id order (core/nic.hpp NapiRole)
 
-    auto tied() const { return std::tie(family, device, name, queue, tx, cpu, irq); }
+    auto tied() const { return std::tie(family, device, name, queue, tx, cpu, irq, napi); }
     bool operator==(const KnobKey& o) const { return tied() == o.tied(); }
     bool operator<(const KnobKey& o) const { return tied() < o.tied(); }
 };

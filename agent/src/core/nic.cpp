@@ -52,4 +52,30 @@ CpuSet irqCpus(const Nic& nic) {
     return out;
 }
 
+
+std::string NapiRole::str() const {
+    return std::string(kind == kRx ? "rx-" : kind == kTx ? "tx-" : "napi-") + std::to_string(index);
+}
+
+std::vector<std::pair<NapiRole, const NapiInfo*>> napiRoles(const std::vector<NapiInfo>& napis,
+                                                            const std::vector<NapiQueue>& queues) {
+    std::vector<const NapiInfo*> byId;
+    for (const auto& n : napis)
+        if (n.id != 0) byId.push_back(&n);
+    std::sort(byId.begin(), byId.end(), [](const NapiInfo* a, const NapiInfo* b) { return a->id < b->id; });
+    std::vector<std::pair<NapiRole, const NapiInfo*>> out;
+    unsigned ordinal = 0;
+    for (const NapiInfo* n : byId) {
+        std::optional<NapiRole> role;
+        // The lowest RX queue it serves names it; a TX-only NAPI, its lowest TX queue.
+        for (const auto& q : queues) {
+            if (q.napiId != n->id) continue;
+            NapiRole r{q.tx ? NapiRole::kTx : NapiRole::kRx, q.id};
+            if (!role || r < *role) role = r;
+        }
+        out.emplace_back(role ? *role : NapiRole{NapiRole::kOrdinal, ordinal++}, n);
+    }
+    return out;
+}
+
 }  // namespace rxtune

@@ -69,8 +69,51 @@ struct NapiInfo {
     int pid = 0;       // its kthread (threaded NAPI), 0: none
     std::optional<std::uint32_t> deferHardIrqs;    // per-NAPI values, where napi-get shows them
     std::optional<std::uint64_t> groFlushTimeout;  // ns
+    std::optional<std::uint64_t> irqSuspendTimeout;  // ns (6.13+)
+    std::optional<std::uint32_t> threaded;           // 0 disabled, 1 enabled, 2 busy-poll (6.17+)
     std::optional<CpuSet> affinity;                // the kthread's CPUs (/proc/<pid>/status)
 };
+
+// The netdev family's napi-threaded values (Documentation/netlink/specs/netdev.yaml).
+inline constexpr std::uint32_t kNapiThreadedBusyPoll = 2;
+
+// What this kernel's netdev napi-set takes, as its policy says (CTRL_CMD_GETPOLICY), not as a
+// version number promises: per-NAPI deferral and irq-suspend-timeout came in 6.13, threaded per
+// NAPI in 6.17, busy-poll (threaded's value 2) in 6.19.
+struct NapiFeatures {
+    bool napiSet = false;  // the request exists
+    bool deferHardIrqs = false, groFlushTimeout = false, irqSuspendTimeout = false, threaded = false;
+    std::uint32_t threadedMax = 0;  // the highest value the policy takes for threaded
+    bool busyPoll() const { return threaded && threadedMax >= kNapiThreadedBusyPoll; }
+};
+
+// One queue of a device as netdev queue-get shows it, with the NAPI that serves it where the
+// driver says (veth does not: its queues have no napi-id).
+struct NapiQueue {
+    unsigned id = 0;
+    bool tx = false;
+    std::optional<unsigned> napiId;
+};
+
+// What a napi-set carries: only the values given are set.
+struct NapiSettings {
+    std::optional<std::uint32_t> deferHardIrqs;
+    std::optional<std::uint64_t> groFlushTimeout, irqSuspendTimeout;
+    std::optional<std::uint32_t> threaded;
+};
+
+// How rxtune names a NAPI instance across device resets (its id changes, its queue does not): the
+// NAPI that serves RX queue N is "rx-N" (TX queue N only: "tx-N"); where the kernel links no queue
+// to it, "napi-N" is the N-th of the device's NAPIs in id order (the order they were added in).
+struct NapiRole {
+    enum Kind { kRx, kTx, kOrdinal } kind = kRx;
+    unsigned index = 0;
+    std::string str() const;
+    auto operator<=>(const NapiRole&) const = default;
+};
+// Each NAPI's role, in id order, from napi-get's instances (those with an id) and queue-get's queues.
+std::vector<std::pair<NapiRole, const NapiInfo*>> napiRoles(const std::vector<NapiInfo>& napis,
+                                                            const std::vector<NapiQueue>& queues);
 
 enum class Verdict { kSingleQueue, kMultiQueue, kVirtual };
 const char* toString(Verdict v);

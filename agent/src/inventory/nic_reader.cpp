@@ -317,6 +317,14 @@ Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
     auto inst = napiInstances(fs, nl, nic.name, nic.ifindex, &st.source, threadedOn);
     if (!inst) return failWith(inst.error());
     st.instances = std::move(*inst);
+    auto features = nl.napiFeatures();
+    if (!features) return failWith(features.error().withContext("interface " + nic.name));
+    st.features = *features;
+    if (!st.instances.empty()) {
+        auto queues = nl.napiQueues(nic.ifindex);
+        if (!queues) return failWith(queues.error().withContext("interface " + nic.name));
+        st.queues = std::move(*queues);
+    }
     if (st.instances.empty() && (nic.kind == "tap" || nic.kind == "tun"))
         st.unlisted = (tunFlags(fs, paths::netDevFile(nic.name, "tun_flags")) & kIffNapi) != 0;
     nic.facts.set(kNapiFacts, std::move(st));

@@ -44,6 +44,8 @@ struct NapiState {
     std::optional<std::string> groFlushTimeout, deferHardIrqs;  // sysfs, as read
     std::vector<NapiInfo> instances;
     std::string source;  // "netdev-genl", "proc" (kthread names), or "" (none found)
+    NapiFeatures features;               // what this kernel's napi-set takes (the same for every device)
+    std::optional<std::vector<NapiQueue>> queues;  // queue-get's answer, where the kernel has it
     // The device has NAPI that napi-get does not list: a TAP/TUN opened with IFF_NAPI (its NAPI is
     // added as a TX one, with no id), seen in tun_flags. Its kthread, once threaded, is napi/DEV-0.
     bool unlisted = false;

@@ -1,13 +1,17 @@
-// NAPI deferral (nic.gro_flush_timeout, nic.napi_defer_hard_irqs): how long the poll may hold
-// GRO packets and how many empty polls keep the device's IRQ masked (Documentation/networking/
-// napi.rst). Written through sysfs, which sets the device's value and every NAPI instance's,
-// including those the driver creates later; napi-get's per-NAPI values are shown by detect.
+// NAPI deferral (nic.gro_flush_timeout, nic.napi_defer_hard_irqs, nic.irq_suspend_timeout): how
+// long the poll may hold GRO packets, how many empty polls keep the device's IRQ masked, and how
+// long a busy-polling application may keep it masked (Documentation/networking/napi.rst). Where
+// the kernel's napi-set takes the attribute (its policy says, 6.13+) and the device has NAPI
+// instances, each NAPI is written on its own, named by the queue it serves (its id changes at a
+// device reset, its queue does not; the kernel keeps the values across the reset). Elsewhere the
+// device's sysfs file, which sets every NAPI instance's, including those the driver adds later;
+// irq_suspend_timeout has no such file.
 #include "core/paths.hpp"
-#include "inventory/snapshot.hpp"
 #include "core/text.hpp"
+#include "inventory/snapshot.hpp"
+#include "knobs/napi_defer_profile.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
-#include "knobs/napi_defer_profile.hpp"
 
 namespace rxtune {
 
@@ -21,29 +25,120 @@ const NapiState& napiStateOf(const Nic& n) {
 }
 
 constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kNapiDir = "napi/";  // the made-up place of a per-NAPI knob under its device
 
-const std::string_view kGro = deferAttribute(kGroFlushTimeout);
-const std::string_view kDefer = deferAttribute(kNapiDeferHardIrqs);
+// One attribute: its profile key, what napi-set says of it, its per-NAPI value and whether the
+// device has a sysfs file of its name.
+struct Attr {
+    Slot<DeferValue> slot;
+    bool NapiFeatures::*perNapi;
+    std::optional<std::uint64_t> (*of)(const NapiInfo&);
+    void (*set)(NapiSettings&, std::uint64_t);
+    bool sysfs;
+    std::string_view name() const { return deferAttribute(slot); }
+};
 
-const DeferValue* wanted(const Profile& p, std::string_view key) {
-    return deferValueOf(p, key == kGro ? kGroFlushTimeout : kNapiDeferHardIrqs);
+const Attr kAttrs[] = {
+    {kGroFlushTimeout, &NapiFeatures::groFlushTimeout, [](const NapiInfo& n) { return n.groFlushTimeout; },
+     [](NapiSettings& s, std::uint64_t v) { s.groFlushTimeout = v; }, true},
+    {kNapiDeferHardIrqs, &NapiFeatures::deferHardIrqs,
+     [](const NapiInfo& n) { return n.deferHardIrqs ? std::optional<std::uint64_t>(*n.deferHardIrqs) : std::nullopt; },
+     [](NapiSettings& s, std::uint64_t v) { s.deferHardIrqs = static_cast<std::uint32_t>(v); }, true},
+    {kIrqSuspendTimeout, &NapiFeatures::irqSuspendTimeout, [](const NapiInfo& n) { return n.irqSuspendTimeout; },
+     [](NapiSettings& s, std::uint64_t v) { s.irqSuspendTimeout = v; }, false},
+};
+
+const Attr* attrNamed(std::string_view name) {
+    for (const auto& a : kAttrs)
+        if (a.name() == name) return &a;
+    return nullptr;
+}
+
+KnobKey deviceKey(const std::string& dev, std::string_view attr) { return {"napi_defer", dev, std::string(attr)}; }
+KnobKey napiKey(const std::string& dev, std::string_view attr, const NapiRole& role) {
+    KnobKey k = deviceKey(dev, attr);
+    if (role.kind == NapiRole::kOrdinal) k.napi = static_cast<int>(role.index);
+    else k.queue = static_cast<int>(role.index), k.tx = role.kind == NapiRole::kTx;
+    return k;
+}
+// The NAPI a key names; nullopt: the device's sysfs file.
+std::optional<NapiRole> roleOf(const KnobKey& k) {
+    if (k.napi >= 0) return NapiRole{NapiRole::kOrdinal, static_cast<unsigned>(k.napi)};
+    if (k.queue >= 0) return NapiRole{k.tx ? NapiRole::kTx : NapiRole::kRx, static_cast<unsigned>(k.queue)};
+    return std::nullopt;
+}
+// "rx-0" -> the role (the journal's edge: a path this family made).
+std::optional<NapiRole> parseRole(std::string_view s) {
+    NapiRole r;
+    std::string_view rest;
+    if (s.starts_with("rx-")) r.kind = NapiRole::kRx, rest = s.substr(3);
+    else if (s.starts_with("tx-")) r.kind = NapiRole::kTx, rest = s.substr(3);
+    else if (s.starts_with("napi-")) r.kind = NapiRole::kOrdinal, rest = s.substr(5);
+    else return std::nullopt;
+    std::uint64_t n = 0;
+    if (!parseUnsigned(rest, n) || n > 65535) return std::nullopt;
+    r.index = static_cast<unsigned>(n);
+    return r;
+}
+
+const DeferValue* wanted(const Profile& p, const Attr& a) { return deferValueOf(p, a.slot); }
+
+// The NAPI instance that has the role on the device now, by asking the kernel again.
+struct LiveNapi {
+    NapiInfo info;
+};
+Result<LiveNapi> liveNapi(NetlinkSource& nl, const std::string& dev, const NapiRole& role) {
+    auto link = nl.link(dev);
+    if (!link) return failWith(link.error());
+    if (!*link) return fail(ENODEV, "netdev NAPI_GET", dev);
+    auto napis = nl.napis((*link)->ifindex);
+    if (!napis) return failWith(napis.error());
+    if (!*napis) return fail(EOPNOTSUPP, "netdev NAPI_GET", dev, "this kernel has no napi-get");
+    auto queues = nl.napiQueues((*link)->ifindex);
+    if (!queues) return failWith(queues.error());
+    for (const auto& [r, n] : napiRoles(**napis, queues->value_or(std::vector<NapiQueue>{})))
+        if (r == role) return LiveNapi{*n};
+    return fail(ENOENT, "netdev NAPI_GET", dev + " NAPI " + role.str(), "no such NAPI instance now");
 }
 
 class NapiDeferFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "napi_defer"; }
-    std::string id(const KnobKey& k) const override { return k.device + " " + k.name; }
-    std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
+    std::string id(const KnobKey& k) const override {
+        auto role = roleOf(k);
+        return k.device + (role ? " napi " + role->str() + " " : " ") + k.name;
+    }
+    std::string path(const KnobKey& k) const override {
+        auto role = roleOf(k);
+        return role ? paths::netDevFile(k.device, std::string(kNapiDir) + role->str() + "/" + k.name) : paths::netDevFile(k.device, k.name);
+    }
+    std::string settingLabel(const KnobKey& k) const override {
+        auto role = roleOf(k);
+        return role ? k.name + " " + role->str() : k.name;
+    }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
-        if (!dev || (dev->second != kGro && dev->second != kDefer)) return std::nullopt;
-        return KnobKey{"napi_defer", dev->first, std::string(dev->second)};
+        if (!dev) return std::nullopt;
+        std::string_view file = dev->second;
+        if (!file.starts_with(kNapiDir)) {
+            const Attr* a = attrNamed(file);
+            if (!a || !a->sysfs) return std::nullopt;
+            return deviceKey(dev->first, file);
+        }
+        file.remove_prefix(kNapiDir.size());
+        const auto slash = file.find('/');
+        if (slash == std::string_view::npos) return std::nullopt;
+        auto role = parseRole(file.substr(0, slash));
+        if (!role || !attrNamed(file.substr(slash + 1))) return std::nullopt;
+        return napiKey(dev->first, file.substr(slash + 1), *role);
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        if (!wanted(profile, kGro) && !wanted(profile, kDefer)) return {};
+        bool any = false;
+        for (const auto& a : kAttrs) any = any || wanted(profile, a);
+        if (!any) return {};
         for (auto& n : snap.nics)
             if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
         return {};
@@ -56,35 +151,108 @@ public:
             std::uint64_t x = 0;
             return v && parseUnsigned(trimmed(*v), x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
         };
-        j["napi_defer"] = {{"gro_flush_timeout", num(st->groFlushTimeout)}, {"napi_defer_hard_irqs", num(st->deferHardIrqs)},
-                           {"written_through", "sysfs"}};
+        j["napi_defer"] = {{"gro_flush_timeout", num(st->groFlushTimeout)},
+                           {"napi_defer_hard_irqs", num(st->deferHardIrqs)},
+                           {"written_through", perNapiFor(*st, kAttrs[0]) ? "napi-set" : "sysfs"}};
     }
     void detectText(const Nic& n, std::ostream& out) const override {
         const NapiState* st = napiOf(n);
         if (!st) return;
         out << "    gro_flush_timeout " << (st->groFlushTimeout ? trimmed(*st->groFlushTimeout) + " ns" : std::string("(absent)"))
-            << ", napi_defer_hard_irqs " << (st->deferHardIrqs ? trimmed(*st->deferHardIrqs) : std::string("(absent)")) << "\n";
+            << ", napi_defer_hard_irqs " << (st->deferHardIrqs ? trimmed(*st->deferHardIrqs) : std::string("(absent)"))
+            << (perNapiFor(*st, kAttrs[0]) ? " (device-wide; rxtune writes them per NAPI, napi-set)" : "") << "\n";
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
         const NapiState& napi = napiStateOf(nic);
-        auto one = [&](std::string_view name, const std::optional<std::string>& cur) {
-            const DeferValue* value = wanted(in.profile, name);
-            if (!value) return;
-            const KnobKey k{"napi_defer", nic.name, std::string(name)};
-            if (!cur) {
-                p.skipped.push_back({id(k), "the kernel shows no " + std::string(name) + " for " + nic.name});
-                return;
+        for (const Attr& a : kAttrs) {
+            const DeferValue* value = wanted(in.profile, a);
+            if (!value) continue;
+            const std::string profileWhere = "profile " + value->where.str() + " (nic." + std::string(a.name()) + ")";
+            const std::string desired = std::to_string(value->value);
+            if (perNapiFor(napi, a)) {
+                for (const auto& [role, n] : napiRoles(napi.instances, napi.queues.value_or(std::vector<NapiQueue>{}))) {
+                    const KnobKey k = napiKey(nic.name, a.name(), role);
+                    const auto cur = a.of(*n);
+                    if (!cur) {
+                        p.skipped.push_back({id(k), "napi-get shows no " + std::string(a.name()) + " for NAPI " + std::to_string(n->id)});
+                        continue;
+                    }
+                    std::string why = profileWhere + ", through napi-set: NAPI " + std::to_string(n->id) + " (" + role.str() +
+                                      (role.kind == NapiRole::kOrdinal ? ", the kernel links no queue to it: its place in id order"
+                                                                       : ", the NAPI of that queue") +
+                                      "), kept by the kernel across device resets";
+                    p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, std::to_string(*cur), desired, why));
+                }
+                continue;
             }
-            p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, trimmed(*cur), std::to_string(value->value),
-                                             "profile " + value->where.str() + " (nic." + std::string(name) +
-                                                 "), through sysfs: every NAPI instance of the device",
-                                             *cur));
-        };
-        one(kGro, napi.groFlushTimeout);
-        one(kDefer, napi.deferHardIrqs);
+            if (!a.sysfs) {
+                p.skipped.push_back({id(deviceKey(nic.name, a.name())),
+                                     std::string(a.name()) + " is set per NAPI through netdev napi-set" +
+                                         (napi.features.*a.perNapi ? ", and " + nic.name + " has no NAPI instance with an id now"
+                                                                   : ", which this kernel does not take (Linux 6.13+)")});
+                continue;
+            }
+            const KnobKey k = deviceKey(nic.name, a.name());
+            const auto& cur = a.slot.name == kGroFlushTimeout.name ? napi.groFlushTimeout : napi.deferHardIrqs;
+            if (!cur) {
+                p.skipped.push_back({id(k), "the kernel shows no " + std::string(a.name()) + " for " + nic.name});
+                continue;
+            }
+            p.settings.push_back(makeSetting(*this, k, ValueKind::kInteger, trimmed(*cur), desired,
+                                             profileWhere + ", through sysfs: every NAPI instance of the device", *cur));
+        }
         return {};
+    }
+
+    bool fileBacked(const KnobKey& k) const override { return !roleOf(k); }
+    Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        auto role = roleOf(k);
+        if (!role) return io.fs.read(path);
+        const Attr* a = attrNamed(k.name);
+        auto* nl = io.services.get<NetlinkSource>();
+        if (!a || !nl) return fail(ENOTSUP, "netdev NAPI_GET", id(k), "no netlink here");
+        auto live = liveNapi(*nl, k.device, *role);
+        if (!live) return failWith(live.error().withContext(id(k)));
+        auto v = a->of(live->info);
+        if (!v) return fail(EOPNOTSUPP, "netdev NAPI_GET", id(k), "napi-get shows no " + k.name);
+        return std::to_string(*v);
+    }
+    Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
+        auto role = roleOf(k);
+        if (!role) return io.fs.write(path, value);
+        const Attr* a = attrNamed(k.name);
+        auto* nl = io.services.get<NetlinkSource>();
+        if (!a || !nl) return fail(ENOTSUP, "netdev NAPI_SET", id(k), "no netlink here");
+        std::uint64_t n = 0;
+        if (!parseUnsigned(trimmed(value), n)) return fail(EINVAL, "netdev NAPI_SET", id(k), "not a number: " + value);
+        auto live = liveNapi(*nl, k.device, *role);
+        if (!live) return failWith(live.error().withContext(id(k)));
+        NapiSettings s;
+        a->set(s, n);
+        if (auto r = nl->napiSet(live->info.id, s); !r) return failWith(r.error().withContext(id(k)));
+        return {};
+    }
+    bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        return roleOf(k) ? io.fs.exists(paths::netDev(k.device)) : io.fs.exists(path);
+    }
+    bool writable(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        return roleOf(k) ? true : io.fs.writable(path);
+    }
+    std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        auto role = roleOf(k);
+        return role ? "netdev napi-set of " + k.device + " NAPI " + role->str() : io.fs.full(path);
+    }
+
+private:
+    // Whether the attribute goes per NAPI on this device: napi-set takes it and napi-get listed
+    // instances with an id (a NAPI found only by its kthread's name cannot be named to napi-set).
+    static bool perNapiFor(const NapiState& st, const Attr& a) {
+        if (!(st.features.*a.perNapi)) return false;
+        for (const auto& n : st.instances)
+            if (n.id != 0) return true;
+        return false;
     }
 };
 

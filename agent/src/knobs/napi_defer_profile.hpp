@@ -1,4 +1,4 @@
-// nic.gro_flush_timeout / nic.napi_defer_hard_irqs: the NAPI deferral family's profile keys.
+// nic.gro_flush_timeout / napi_defer_hard_irqs / irq_suspend_timeout: the NAPI deferral family's profile keys.
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,11 @@ struct DeferValue {
     Location where;
 };
 
-// Each is the sysfs attribute of the same name under the device (after "nic.").
+// Each is the napi-set attribute (and the first two the sysfs file) of the same name (after "nic.").
 inline constexpr Slot<DeferValue> kGroFlushTimeout{"nic.gro_flush_timeout"};
 inline constexpr Slot<DeferValue> kNapiDeferHardIrqs{"nic.napi_defer_hard_irqs"};
+// Per NAPI only (netdev napi-set, 6.13+): there is no sysfs file of it.
+inline constexpr Slot<DeferValue> kIrqSuspendTimeout{"nic.irq_suspend_timeout"};
 
 // The attribute a section sets: "gro_flush_timeout".
 inline std::string_view deferAttribute(Slot<DeferValue> s) { return s.name.substr(s.name.find('.') + 1); }

@@ -2,6 +2,7 @@
 // Linux 5.12+), which are pinned to the steering targets with sched_setaffinity. The kthreads
 // are found by netdev napi-get (their pid) or by name in /proc (sys/napi_threads).
 #include <algorithm>
+#include <map>
 
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
@@ -26,6 +27,17 @@ constexpr std::string_view kThreaded = "threaded";
 constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
 
 KnobKey napiKey(const std::string& dev, std::string_view name) { return {"napi", dev, std::string(name)}; }
+
+std::string threadedName(std::uint32_t v) {
+    return v == 0 ? "disabled" : v == 1 ? "enabled" : v == kNapiThreadedBusyPoll ? "busy-poll" : std::to_string(v);
+}
+
+// Each NAPI's role (core/nic.hpp), by NAPI id.
+std::map<unsigned, NapiRole> rolesOf(const NapiState& st) {
+    std::map<unsigned, NapiRole> out;
+    for (const auto& [role, n] : napiRoles(st.instances, st.queues.value_or(std::vector<NapiQueue>{}))) out[n->id] = role;
+    return out;
+}
 
 }  // namespace
 
@@ -123,14 +135,30 @@ public:
         o["threaded"] = st->threaded ? nlohmann::ordered_json(trimmed(*st->threaded)) : nlohmann::ordered_json(nullptr);
         o["source"] = st->source;
         if (st->unlisted) o["unlisted"] = true;  // IFF_NAPI on a TAP/TUN: napi-get lists none
+        const NapiFeatures& f = st->features;
+        o["napi_set"] = {{"available", f.napiSet},
+                         {"defer_hard_irqs", f.deferHardIrqs},
+                         {"gro_flush_timeout", f.groFlushTimeout},
+                         {"irq_suspend_timeout", f.irqSuspendTimeout},
+                         {"threaded", f.threaded},
+                         {"threaded_max", f.threadedMax},
+                         {"busy_poll", f.busyPoll()}};
+        const auto roles = rolesOf(*st);
         auto list = nlohmann::ordered_json::array();
         for (const auto& i : st->instances) {
             nlohmann::ordered_json e = {{"id", i.id}};
+            const auto role = roles.find(i.id);
+            e["role"] = i.id != 0 && role != roles.end() ? nlohmann::ordered_json(role->second.str()) : nlohmann::ordered_json(nullptr);
+            // napi-set names a NAPI by id: one found only by its kthread's name has none.
+            e["per_napi_settings"] = f.napiSet && i.id != 0;
+            e["busy_poll"] = f.busyPoll() && i.id != 0;
             e["irq"] = i.irq >= 0 ? nlohmann::ordered_json(i.irq) : nlohmann::ordered_json(nullptr);
             e["pid"] = i.pid > 0 ? nlohmann::ordered_json(i.pid) : nlohmann::ordered_json(nullptr);
             e["cpus"] = i.affinity ? nlohmann::ordered_json(i.affinity->toList()) : nlohmann::ordered_json(nullptr);
             e["defer_hard_irqs"] = i.deferHardIrqs ? nlohmann::ordered_json(*i.deferHardIrqs) : nlohmann::ordered_json(nullptr);
             e["gro_flush_timeout"] = i.groFlushTimeout ? nlohmann::ordered_json(*i.groFlushTimeout) : nlohmann::ordered_json(nullptr);
+            e["irq_suspend_timeout"] = i.irqSuspendTimeout ? nlohmann::ordered_json(*i.irqSuspendTimeout) : nlohmann::ordered_json(nullptr);
+            e["threaded"] = i.threaded ? nlohmann::ordered_json(threadedName(*i.threaded)) : nlohmann::ordered_json(nullptr);
             list.push_back(std::move(e));
         }
         o["instances"] = std::move(list);
@@ -142,12 +170,29 @@ public:
         out << "    napi threaded " << (st->threaded ? trimmed(*st->threaded) : std::string("(absent)")) << ", "
             << st->instances.size() << " instance(s)" << (st->source.empty() ? "" : " (" + st->source + ")")
             << (st->unlisted ? ", and IFF_NAPI NAPI that napi-get does not list" : "") << "\n";
+        const NapiFeatures& f = st->features;
+        if (!f.napiSet) {
+            out << "      napi-set: not on this kernel (per-NAPI settings need Linux 6.13+); busy-poll: no\n";
+        } else {
+            std::string takes;
+            for (auto [has, what] : {std::pair{f.deferHardIrqs, "defer-hard-irqs"}, std::pair{f.groFlushTimeout, "gro-flush-timeout"},
+                                     std::pair{f.irqSuspendTimeout, "irq-suspend-timeout"}, std::pair{f.threaded, "threaded"}})
+                if (has) takes += (takes.empty() ? "" : ", ") + std::string(what);
+            out << "      napi-set takes " << (takes.empty() ? std::string("nothing rxtune sets") : takes) << "; busy-poll: "
+                << (f.busyPoll() ? std::string("yes") : "no (the kernel's threaded goes to " + std::to_string(f.threadedMax) +
+                                                           "; busy-poll, 2, needs Linux 6.19+)")
+                << "\n";
+        }
+        const auto roles = rolesOf(*st);
         for (const auto& i : st->instances) {
             out << "      napi " << i.id;
+            if (auto r = roles.find(i.id); i.id != 0 && r != roles.end()) out << " (" << r->second.str() << ")";
             if (i.irq >= 0) out << " irq " << i.irq;
             if (i.pid > 0) out << " kthread " << i.pid << " on CPUs " << (i.affinity ? i.affinity->toList() : std::string("?"));
             if (i.deferHardIrqs) out << " defer_hard_irqs " << *i.deferHardIrqs;
             if (i.groFlushTimeout) out << " gro_flush_timeout " << *i.groFlushTimeout;
+            if (i.irqSuspendTimeout) out << " irq_suspend_timeout " << *i.irqSuspendTimeout;
+            if (i.threaded) out << " threaded " << threadedName(*i.threaded);
             out << "\n";
         }
     }

@@ -60,6 +60,7 @@ KnobKey keyField(const json& entry) {
     k.tx = j.value("tx", false);
     k.cpu = integerField<int>(j, "cpu", -1);
     k.irq = integerField<int>(j, "irq", -1);
+    k.napi = integerField<int>(j, "napi", -1);
     return k;
 }
 
@@ -177,7 +178,7 @@ public:
             {"id", kId}, {"path", kPath}, {"kind", kKind}, {"key", kKey}};
         static constexpr std::pair<std::string_view, Slot> kKeyKeys[] = {
             {"family", kFamily}, {"device", kDevice}, {"name", kName}, {"queue", kQueue},
-            {"tx", kTx}, {"cpu", kCpu}, {"irq", kIrq}};
+            {"tx", kTx}, {"cpu", kCpu}, {"irq", kIrq}, {"napi", kNapi}};
         auto find = [&](const auto& table) {
             for (const auto& [name, slot] : table)
                 if (name == k) return slot;
@@ -245,7 +246,7 @@ private:
     // What the value after a key goes to; a bit each in seen_ (the keys of the object being read).
     enum Slot : unsigned {
         kNone, kVersion, kState, kGeneration, kPid, kProfile, kAppliedAt, kNetns, kOriginals, kApplied,
-        kId, kPath, kKind, kValue, kKey, kFamily, kDevice, kName, kQueue, kTx, kCpu, kIrq };
+        kId, kPath, kKind, kValue, kKey, kFamily, kDevice, kName, kQueue, kTx, kCpu, kIrq, kNapi };
 
     // The slot a value fills, cleared; kNone where a value of this kind does not belong (`only`
     // names the one slot that may take it, kNone: any).
@@ -264,6 +265,7 @@ private:
             case kQueue: return fits(v, key_.queue);
             case kCpu: return fits(v, key_.cpu);
             case kIrq: return fits(v, key_.irq);
+            case kNapi: return fits(v, key_.napi);
             default: return false;
         }
     }
@@ -424,6 +426,7 @@ Result<void> JournalStore::save(const Journal& jr) const {
         if (k.tx) out += ", \"tx\": true";
         if (k.cpu >= 0) out += ", \"cpu\": " + std::to_string(k.cpu);
         if (k.irq >= 0) out += ", \"irq\": " + std::to_string(k.irq);
+        if (k.napi >= 0) out += ", \"napi\": " + std::to_string(k.napi);
         out += '}';
     };
     // One entry per line: id, path, kind, the entry's value under `valueKey` and its key.

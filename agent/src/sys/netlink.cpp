@@ -3,6 +3,7 @@
 #include <linux/ethtool.h>
 #include <linux/ethtool_netlink.h>
 #include <linux/genetlink.h>
+#include <linux/netlink.h>
 #include <linux/sockios.h>
 #include <net/if.h>
 #include <netlink/genl/ctrl.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <cctype>
@@ -27,7 +29,9 @@ namespace {
 // include/uapi/linux/netdev.h (generated from Documentation/netlink/specs/netdev.yaml); Debian 12's
 // headers (6.1) predate the NAPI requests, so the numbers the kernel's ABI fixed are given here.
 constexpr const char* kNetdevFamilyName = "netdev";
-constexpr int kNetdevCmdNapiGet = 11;  // after dev-get(1) .. queue-get(10)
+constexpr int kNetdevCmdQueueGet = 10;  // after dev-get(1) .. page-pool-stats-get(9)
+constexpr int kNetdevCmdNapiGet = 11;
+constexpr int kNetdevCmdNapiSet = 14;  // after qstats-get(12), bind-rx(13); 6.13+
 enum : int {
     kNapiIfindex = 1,
     kNapiId,
@@ -35,8 +39,19 @@ enum : int {
     kNapiPid,
     kNapiDeferHardIrqs,
     kNapiGroFlushTimeout,
+    kNapiIrqSuspendTimeout,  // 6.13+
+    kNapiThreaded,           // 6.17+
     kNapiMax = 16,  // room for attributes newer kernels add
 };
+enum : int {
+    kQueueId = 1,
+    kQueueIfindex,
+    kQueueType,  // 0 rx, 1 tx
+    kQueueNapiId,
+    kQueueMax = 16,
+};
+// linux/netlink.h's NL_ATTR_TYPE_UINT (6.8+), absent from Debian 12's headers.
+constexpr std::uint32_t kNlAttrTypeUint = 17;
 
 int libnlToErrno(int nlerr) {
     switch (-nlerr) {
@@ -461,6 +476,8 @@ int onNapiValid(nl_msg* msg, void* arg) {
     if (tb[kNapiPid]) n.pid = static_cast<int>(nla_get_u32(tb[kNapiPid]));
     if (tb[kNapiDeferHardIrqs]) n.deferHardIrqs = nla_get_u32(tb[kNapiDeferHardIrqs]);
     if (tb[kNapiGroFlushTimeout]) n.groFlushTimeout = uintAttr(tb[kNapiGroFlushTimeout]);
+    if (tb[kNapiIrqSuspendTimeout]) n.irqSuspendTimeout = uintAttr(tb[kNapiIrqSuspendTimeout]);
+    if (tb[kNapiThreaded]) n.threaded = nla_get_u32(tb[kNapiThreaded]);
     d->out.push_back(n);
     return NL_OK;
 }
@@ -494,6 +511,170 @@ Result<std::optional<std::vector<NapiInfo>>> Netlink::napis(int ifindex) {
     if (dump.err != 0) return fail(dump.err, "netdev NAPI_GET", what);
     std::sort(dump.out.begin(), dump.out.end(), [](const NapiInfo& a, const NapiInfo& b) { return a.id < b.id; });
     return std::optional<std::vector<NapiInfo>>(std::move(dump.out));
+}
+
+namespace {
+
+// One generic netlink request and every reply to it: each reply's attributes (up to maxAttr) go
+// to onReply; the kernel's errno comes back (0: done), or an error of the socket.
+struct Exchange {
+    int maxAttr = 0;
+    const std::function<void(nlattr**)>* onReply = nullptr;
+    int err = 0;
+};
+
+int onExchangeValid(nl_msg* msg, void* arg) {
+    auto* x = static_cast<Exchange*>(arg);
+    std::vector<nlattr*> tb(static_cast<size_t>(x->maxAttr) + 1, nullptr);
+    if (genlmsg_parse(nlmsg_hdr(msg), 0, tb.data(), x->maxAttr, nullptr) < 0) {
+        x->err = EBADMSG;
+        return NL_STOP;
+    }
+    (*x->onReply)(tb.data());
+    return NL_OK;
+}
+int onExchangeError(sockaddr_nl*, nlmsgerr* e, void* arg) {
+    static_cast<Exchange*>(arg)->err = -e->error;
+    return NL_STOP;
+}
+int onExchangeAck(nl_msg*, void*) { return NL_STOP; }
+
+Result<int> genlExchange(nl_sock* sock, int family, int cmd, bool dump, const char* op, const std::string& what,
+                         const std::function<bool(nl_msg*)>& fill, int maxAttr, const std::function<void(nlattr**)>& onReply) {
+    MsgGuard m{nlmsg_alloc()};
+    if (!m.msg) return fail(ENOMEM, op, what);
+    if (!genlmsg_put(m.msg, NL_AUTO_PORT, NL_AUTO_SEQ, family, 0, dump ? NLM_F_DUMP : NLM_F_ACK, static_cast<std::uint8_t>(cmd), 1) ||
+        !fill(m.msg))
+        return fail(ENOMEM, op, what);
+    CbGuard cb{nl_cb_alloc(NL_CB_CUSTOM)};
+    if (!cb.cb) return fail(ENOMEM, op, what);
+    Exchange x;
+    x.maxAttr = maxAttr;
+    x.onReply = &onReply;
+    nl_cb_set(cb.cb, NL_CB_VALID, NL_CB_CUSTOM, onExchangeValid, &x);
+    nl_cb_set(cb.cb, NL_CB_ACK, NL_CB_CUSTOM, onExchangeAck, &x);
+    nl_cb_err(cb.cb, NL_CB_CUSTOM, onExchangeError, &x);
+    if (int rc = nl_send_auto(sock, m.msg); rc < 0) return fail(libnlToErrno(rc), op, what, nl_geterror(rc));
+    if (int rc = nl_recvmsgs(sock, cb.cb); rc < 0 && x.err == 0) return fail(libnlToErrno(rc), op, what, nl_geterror(rc));
+    return x.err;
+}
+
+// One attribute's limits in a policy (netlink.h's NL_POLICY_TYPE_ATTR_*).
+struct PolicyAttr {
+    std::uint32_t type = 0;
+    std::optional<std::uint64_t> maxU;
+};
+
+}  // namespace
+
+Result<NapiFeatures> NetlinkSource::napiFeatures() { return NapiFeatures{}; }
+Result<std::optional<std::vector<NapiQueue>>> NetlinkSource::napiQueues(int) { return std::optional<std::vector<NapiQueue>>(); }
+Result<void> NetlinkSource::napiSet(unsigned napiId, const NapiSettings&) {
+    return fail(EOPNOTSUPP, "netdev NAPI_SET", "napi " + std::to_string(napiId));
+}
+
+Result<NapiFeatures> Netlink::napiFeatures() {
+    if (napiFeatures_) return *napiFeatures_;
+    NapiFeatures f;
+    if (netdevFamily_ < 0) return *(napiFeatures_ = f);
+    // The policy of napi-set's do: CTRL_ATTR_OP_POLICY names its index, CTRL_ATTR_POLICY gives
+    // each index's attributes with their limits. A kernel without the request refuses (ENOENT).
+    std::optional<std::uint32_t> doIndex;
+    std::map<std::uint32_t, std::map<int, PolicyAttr>> policies;
+    const std::function<void(nlattr**)> onReply = [&](nlattr** tb) {
+        if (tb[CTRL_ATTR_OP_POLICY]) {
+            nlattr* op;
+            int rem;
+            nla_for_each_nested(op, tb[CTRL_ATTR_OP_POLICY], rem) {
+                if (nla_type(op) != kNetdevCmdNapiSet) continue;
+                nlattr* which[CTRL_ATTR_POLICY_DUMP_MAX + 1] = {};
+                if (nla_parse_nested(which, CTRL_ATTR_POLICY_DUMP_MAX, op, nullptr) == 0 && which[CTRL_ATTR_POLICY_DO])
+                    doIndex = nla_get_u32(which[CTRL_ATTR_POLICY_DO]);
+            }
+        }
+        if (tb[CTRL_ATTR_POLICY]) {
+            nlattr* idx;
+            int rem;
+            nla_for_each_nested(idx, tb[CTRL_ATTR_POLICY], rem) {
+                nlattr* attr;
+                int rem2;
+                nla_for_each_nested(attr, idx, rem2) {
+                    nlattr* props[NL_POLICY_TYPE_ATTR_MAX + 1] = {};
+                    if (nla_parse_nested(props, NL_POLICY_TYPE_ATTR_MAX, attr, nullptr) != 0) continue;
+                    PolicyAttr a;
+                    if (props[NL_POLICY_TYPE_ATTR_TYPE]) a.type = nla_get_u32(props[NL_POLICY_TYPE_ATTR_TYPE]);
+                    if (props[NL_POLICY_TYPE_ATTR_MAX_VALUE_U]) a.maxU = nla_get_u64(props[NL_POLICY_TYPE_ATTR_MAX_VALUE_U]);
+                    policies[static_cast<std::uint32_t>(nla_type(idx))][nla_type(attr)] = a;
+                }
+            }
+        }
+    };
+    auto err = genlExchange(
+        genl_, GENL_ID_CTRL, CTRL_CMD_GETPOLICY, true, "nlctrl GETPOLICY", "netdev napi-set",
+        [&](nl_msg* m) {
+            return nla_put_u16(m, CTRL_ATTR_FAMILY_ID, static_cast<std::uint16_t>(netdevFamily_)) == 0 &&
+                   nla_put_u32(m, CTRL_ATTR_OP, kNetdevCmdNapiSet) == 0;
+        },
+        CTRL_ATTR_MAX, onReply);
+    if (!err) return failWith(err.error());
+    // ENOENT / EOPNOTSUPP: no such request here (before 6.13), or no policy dump by op (before 5.10).
+    if (*err != 0 && *err != ENOENT && *err != EOPNOTSUPP && *err != EINVAL) return fail(*err, "nlctrl GETPOLICY", "netdev napi-set");
+    if (*err == 0 && doIndex) {
+        f.napiSet = true;
+        const auto& p = policies[*doIndex];
+        auto has = [&](int attr, std::initializer_list<std::uint32_t> types) {
+            auto it = p.find(attr);
+            return it != p.end() && std::find(types.begin(), types.end(), it->second.type) != types.end();
+        };
+        f.deferHardIrqs = has(kNapiDeferHardIrqs, {NL_ATTR_TYPE_U32});
+        f.groFlushTimeout = has(kNapiGroFlushTimeout, {kNlAttrTypeUint, NL_ATTR_TYPE_U64, NL_ATTR_TYPE_U32});
+        f.irqSuspendTimeout = has(kNapiIrqSuspendTimeout, {kNlAttrTypeUint, NL_ATTR_TYPE_U64, NL_ATTR_TYPE_U32});
+        f.threaded = has(kNapiThreaded, {NL_ATTR_TYPE_U32});
+        if (f.threaded) f.threadedMax = static_cast<std::uint32_t>(p.at(kNapiThreaded).maxU.value_or(1));
+    }
+    return *(napiFeatures_ = f);
+}
+
+Result<std::optional<std::vector<NapiQueue>>> Netlink::napiQueues(int ifindex) {
+    if (netdevFamily_ < 0) return std::optional<std::vector<NapiQueue>>();
+    const std::string what = "ifindex " + std::to_string(ifindex);
+    std::vector<NapiQueue> out;
+    const std::function<void(nlattr**)> onReply = [&](nlattr** tb) {
+        if (!tb[kQueueId] || !tb[kQueueType]) return;
+        if (tb[kQueueIfindex] && static_cast<int>(nla_get_u32(tb[kQueueIfindex])) != ifindex) return;
+        NapiQueue q;
+        q.id = nla_get_u32(tb[kQueueId]);
+        q.tx = nla_get_u32(tb[kQueueType]) == 1;
+        if (tb[kQueueNapiId]) q.napiId = nla_get_u32(tb[kQueueNapiId]);
+        out.push_back(q);
+    };
+    auto err = genlExchange(
+        genl_, netdevFamily_, kNetdevCmdQueueGet, true, "netdev QUEUE_GET", what,
+        [&](nl_msg* m) { return nla_put_u32(m, kQueueIfindex, static_cast<std::uint32_t>(ifindex)) == 0; }, kQueueMax, onReply);
+    if (!err) return failWith(err.error());
+    if (*err == EOPNOTSUPP || *err == EINVAL) return std::optional<std::vector<NapiQueue>>();
+    if (*err != 0) return fail(*err, "netdev QUEUE_GET", what);
+    return std::optional<std::vector<NapiQueue>>(std::move(out));
+}
+
+Result<void> Netlink::napiSet(unsigned napiId, const NapiSettings& v) {
+    const std::string what = "napi " + std::to_string(napiId);
+    if (netdevFamily_ < 0) return fail(EOPNOTSUPP, "netdev NAPI_SET", what, "no netdev generic netlink family");
+    const std::function<void(nlattr**)> none = [](nlattr**) {};
+    auto err = genlExchange(
+        genl_, netdevFamily_, kNetdevCmdNapiSet, false, "netdev NAPI_SET", what,
+        [&](nl_msg* m) {
+            bool ok = nla_put_u32(m, kNapiId, napiId) == 0;
+            if (v.deferHardIrqs) ok = ok && nla_put_u32(m, kNapiDeferHardIrqs, *v.deferHardIrqs) == 0;
+            if (v.groFlushTimeout) ok = ok && nla_put_u64(m, kNapiGroFlushTimeout, *v.groFlushTimeout) == 0;
+            if (v.irqSuspendTimeout) ok = ok && nla_put_u64(m, kNapiIrqSuspendTimeout, *v.irqSuspendTimeout) == 0;
+            if (v.threaded) ok = ok && nla_put_u32(m, kNapiThreaded, *v.threaded) == 0;
+            return ok;
+        },
+        kNapiMax, none);
+    if (!err) return failWith(err.error());
+    if (*err != 0) return fail(*err, "netdev NAPI_SET", what);
+    return {};
 }
 
 namespace {

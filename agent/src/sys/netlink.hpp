@@ -71,6 +71,13 @@ public:
     // The device's NAPI instances (netdev family napi-get, Linux 6.8+: id, irq, kthread pid,
     // per-NAPI deferral); nullopt where the kernel has no such request (then look in /proc).
     virtual Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex);
+    // What napi-set takes on this kernel, from its policy (the default, for fakes: nothing).
+    virtual Result<NapiFeatures> napiFeatures();
+    // The device's queues and the NAPI serving each (queue-get, 6.8+); nullopt where there is none.
+    virtual Result<std::optional<std::vector<NapiQueue>>> napiQueues(int ifindex);
+    // napi-set of one NAPI instance (6.13+): EOPNOTSUPP where the kernel has no such request (the
+    // default), the kernel's errno otherwise (ENOENT: no NAPI of that id now).
+    virtual Result<void> napiSet(unsigned napiId, const NapiSettings& values);
     // An ethtool message's GET for the device (ring sizes, coalescing): a driver (or kernel) that
     // cannot answer gives supported=false with the reason, not an error (the default answers so,
     // for fakes without them); its SET of the values given (by attribute name): EOPNOTSUPP where
@@ -94,6 +101,9 @@ public:
     Result<std::optional<std::map<std::string, Channels>>> allChannels() override;
     Result<DriverInfo> driverInfo(const std::string& ifname) override;
     Result<std::optional<std::vector<NapiInfo>>> napis(int ifindex) override;
+    Result<NapiFeatures> napiFeatures() override;
+    Result<std::optional<std::vector<NapiQueue>>> napiQueues(int ifindex) override;
+    Result<void> napiSet(unsigned napiId, const NapiSettings& values) override;
     Result<EthtoolValues> ethtoolGet(const EthtoolMessage& m, const std::string& ifname) override;
     Result<void> ethtoolSet(const EthtoolMessage& m, const std::string& ifname,
                             const std::map<std::string, std::uint32_t>& values) override;
@@ -123,7 +133,8 @@ private:
     int ethtoolFamily_ = -1;
     int netdevFamily_ = -1;  // "netdev" generic netlink family, -1: none (before 6.0)
     int ioctlFd_ = -1;
-    bool channelsDumpRefused_ = false;  // the kernel refused the channels dump once: ask per device
+    bool channelsDumpRefused_ = false;
+    std::optional<NapiFeatures> napiFeatures_;  // asked once: the kernel's policy does not change  // the kernel refused the channels dump once: ask per device
 };
 
 }  // namespace rxtune

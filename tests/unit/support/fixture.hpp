@@ -194,11 +194,84 @@ public:
                 i.pid = n.value("pid", 0);
                 if (n.contains("defer_hard_irqs")) i.deferHardIrqs = n["defer_hard_irqs"].get<std::uint32_t>();
                 if (n.contains("gro_flush_timeout")) i.groFlushTimeout = n["gro_flush_timeout"].get<std::uint64_t>();
+                if (n.contains("irq_suspend_timeout")) i.irqSuspendTimeout = n["irq_suspend_timeout"].get<std::uint64_t>();
+                if (n.contains("threaded")) i.threaded = n["threaded"].get<std::uint32_t>();
                 out.push_back(i);
             }
             return std::optional<std::vector<NapiInfo>>(std::move(out));
         }
         return std::optional<std::vector<NapiInfo>>();
+    }
+
+    // What napi-set takes, where the fixture says ("napi_set": {"threaded_max": 2, ...}).
+    Result<NapiFeatures> napiFeatures() override {
+        NapiFeatures f;
+        if (!doc_.contains("napi_set")) return f;
+        const auto& n = doc_["napi_set"];
+        f.napiSet = true;
+        f.deferHardIrqs = n.value("defer_hard_irqs", true);
+        f.groFlushTimeout = n.value("gro_flush_timeout", true);
+        f.irqSuspendTimeout = n.value("irq_suspend_timeout", true);
+        f.threaded = n.contains("threaded_max");
+        f.threadedMax = n.value("threaded_max", 0u);
+        return f;
+    }
+    // queue-get: a link's "queues_netdev" ([{"id": 0, "tx": false, "napi_id": 8193}]).
+    Result<std::optional<std::vector<NapiQueue>>> napiQueues(int ifindex) override {
+        for (const auto& l : doc_["links"]) {
+            if (l["ifindex"] != ifindex || !l.contains("queues_netdev")) continue;
+            std::vector<NapiQueue> out;
+            for (const auto& q : l["queues_netdev"]) {
+                NapiQueue x;
+                x.id = q["id"], x.tx = q.value("tx", false);
+                if (q.contains("napi_id")) x.napiId = q["napi_id"].get<unsigned>();
+                out.push_back(x);
+            }
+            return std::optional<std::vector<NapiQueue>>(std::move(out));
+        }
+        return std::optional<std::vector<NapiQueue>>();
+    }
+    // napi-set changes what napi-get answers; napiSetErrno: the answer for a NAPI id instead.
+    int napiSets = 0;
+    std::map<unsigned, int> napiSetErrno;
+    Result<void> napiSet(unsigned id, const NapiSettings& v) override {
+        ++napiSets;
+        const std::string what = "napi " + std::to_string(id);
+        if (!doc_.contains("napi_set")) return fail(EOPNOTSUPP, "netdev NAPI_SET", what);
+        if (auto e = napiSetErrno.find(id); e != napiSetErrno.end()) return fail(e->second, "netdev NAPI_SET", what);
+        if (napiSets == failNapiSetAt) return fail(EIO, "netdev NAPI_SET", what);
+        for (auto& l : doc_["links"]) {
+            if (!l.contains("napis")) continue;
+            for (auto& n : l["napis"]) {
+                if (n["id"] != id) continue;
+                if (v.deferHardIrqs) n["defer_hard_irqs"] = *v.deferHardIrqs;
+                if (v.groFlushTimeout) n["gro_flush_timeout"] = *v.groFlushTimeout;
+                if (v.irqSuspendTimeout) n["irq_suspend_timeout"] = *v.irqSuspendTimeout;
+                if (v.threaded) n["threaded"] = *v.threaded;
+                return {};
+            }
+        }
+        return fail(ENOENT, "netdev NAPI_SET", what);
+    }
+    int failNapiSetAt = -1;  // the Nth napi-set answers EIO
+    // A device reset: the NAPI comes back under a new id, its values and queues kept.
+    void renumberNapi(unsigned from, unsigned to) {
+        for (auto& l : doc_["links"]) {
+            if (l.contains("napis"))
+                for (auto& n : l["napis"])
+                    if (n["id"] == from) n["id"] = to;
+            if (l.contains("queues_netdev"))
+                for (auto& q : l["queues_netdev"])
+                    if (q.contains("napi_id") && q["napi_id"] == from) q["napi_id"] = to;
+        }
+    }
+    // One per-NAPI value the fake holds now.
+    std::optional<std::uint64_t> napiValue(unsigned id, const std::string& key) const {
+        for (const auto& l : doc_["links"])
+            if (l.contains("napis"))
+                for (const auto& n : l["napis"])
+                    if (n["id"] == id && n.contains(key)) return n[key].get<std::uint64_t>();
+        return std::nullopt;
     }
 
 private:
