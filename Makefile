@@ -124,7 +124,8 @@ lab: build bench-deps
 	BUILD=$(CURDIR)/$(BUILD) python3 bench/lab.py $(LAB_ARGS)
 
 # The booted lab (docs/VM.md): the kernel guest, the flow limit on Debian 13's kernel (make test
-# boots 5.10, 6.1 and 7.3 for it), then rxtune's .deb on Debian 12 with systemd as
+# boots 5.10, 6.1 and 7.3 for it), busy-poll NAPI on 7.3 (virtio-net, e1000e) and its refusal on
+# 6.1 and 6.12, then rxtune's .deb on Debian 12 with systemd as
 # PID 1, real NIC drivers, each kernel of VM_KERNELS, and an upgrade, downgrade and purge under a
 # running daemon (6.1); the matrix's raw results in
 # $(BUILD)/vm-matrix.json. Guests are cached by content in $(BUILD)/vm-cache.
@@ -133,6 +134,7 @@ vm-test: build
 	DEB_BUILD_OPTIONS="nocheck parallel=$$(nproc)" $(MAKE) --no-print-directory deb
 	python3 tests/vm/debian12_kernel.py $(BUILD)
 	python3 tests/vm/flow_limit_kernel.py $(BUILD) --kernels 6.12
+	python3 tests/vm/busypoll_kernel.py $(BUILD) --kernels 6.1,6.12,7.3
 	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels $(VM_KERNELS) \
 	  --json $(BUILD)/vm-matrix.json
 	python3 tests/vm/system_lab.py $(BUILD) "$$(ls build-deb/rxtune_*_*.deb | grep -v dbgsym)" --kernels 6.1 --scenario upgrade

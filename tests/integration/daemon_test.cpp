@@ -123,6 +123,15 @@ TEST_CASE("mode napi in the daemon: a kthread that comes back is pinned again, o
     REQUIRE(eventually([&] { return d.ready(); }));
     INFO(d.log());
     CHECK(eventually([&] { return pinnedTo("nd0", "1"); }));
+    // The kthread's CPU time, beside its CPU's NET_RX time, by its role, threaded and CPUs.
+    CHECK(eventually([&] {
+        std::istringstream m(d.metrics());
+        for (std::string line; std::getline(m, line);)
+            if (line.starts_with("rxtune_napi_kthread_cpu_seconds{") && line.find("interface=\"nd0\"") != std::string::npos &&
+                line.find("cpus=\"1\"") != std::string::npos && line.find("napi=\"napi-0\"") != std::string::npos)
+                return true;
+        return false;
+    }));
     // threaded toggled by hand: the new kthread starts on every CPU, the daemon pins it.
     ns.sysfsWrite("class/net/nd0/threaded", "0");
     ns.sysfsWrite("class/net/nd0/threaded", "1");

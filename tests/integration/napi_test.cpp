@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <sys/utsname.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -182,6 +184,30 @@ TEST_CASE("per-NAPI deferral through napi-set on a real veth: keyed by its place
     CHECK(d["napi"]["instances"][0]["gro_flush_timeout"] == 0);
     CHECK(d["napi"]["instances"][0]["defer_hard_irqs"] == 0);
     CHECK(d["napi"]["instances"][0]["irq_suspend_timeout"] == 0);
+}
+
+TEST_CASE("mode busypoll on this kernel's real veth: refused by what napi-set takes, with the version; nothing written", "[integration][napi]") {
+    NapiVeth v("nv5", true);
+    Scratch s;
+    const json d = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv5"}).out)["interfaces"][0];
+    const bool busyPoll = d["napi"]["napi_set"]["busy_poll"] == true;
+    struct utsname u {};
+    REQUIRE(uname(&u) == 0);
+    const std::string prof = s.profile("busypoll", "match:\n  interfaces: [nv5]\n  virtual: include\nsteering:\n  mode: busypoll\n  xps: false\n");
+    Run plan = v.ns.exec(s.args({"plan", "--profile", prof}));
+    INFO(plan.out << plan.err);
+    CHECK(plan.status == 0);
+    if (busyPoll)  // 6.19+: veth's queues name no NAPI, so there is no RX NAPI to poll
+        CHECK(plan.out.find("mode busypoll: the kernel links no NAPI of nv5 to an RX queue") != std::string::npos);
+    else
+        CHECK(plan.out.find(std::string("mode busypoll: busy-poll needs Linux 6.19 (this kernel: ") + u.release + ")") != std::string::npos);
+    Run apply = v.ns.exec(s.args({"apply", "--profile", prof}));
+    INFO(apply.out << apply.err);
+    REQUIRE(apply.status == 0);
+    CHECK(apply.out.find("nothing to do") != std::string::npos);
+    const json after = json::parse(v.ns.exec({rxtuneBin(), "detect", "--json", "-i", "nv5"}).out)["interfaces"][0];
+    CHECK(after["napi"]["threaded"] == "0");
+    CHECK(after["napi"]["instances"] == d["napi"]["instances"]);
 }
 
 TEST_CASE("mode napi where the kthreads ran already: their CPUs come back on revert, threaded stays", "[integration][napi]") {

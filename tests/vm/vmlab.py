@@ -406,6 +406,7 @@ class Guest:
     files: dict[str, str] = field(default_factory=dict)  # guest path -> text
     extra_modules: list[str] = field(default_factory=list)
     machine: str = "q35"  # or "microvm" (virtio-mmio devices only: NICs "virtio-net-device")
+    hostfwd: list[str] = field(default_factory=list)  # QEMU hostfwd rules on the first NIC ("udp:127.0.0.1:P-:9000")
 
     def initramfs(self, scenario: str, out: Path) -> str:
         fs = Initramfs()
@@ -430,7 +431,8 @@ class Guest:
         return fs.write(out)
 
     def qemu_args(self, initrd: Path, console: Path, results: Path) -> list[str]:
-        return machine_args(self.cpus, self.memory_mb, self.numa_nodes, self.nics, console, results, machine=self.machine) + [
+        return machine_args(self.cpus, self.memory_mb, self.numa_nodes, self.nics, console, results, hostfwd=self.hostfwd,
+                            machine=self.machine) + [
             "-no-reboot", "-kernel", str(self.kernel.vmlinuz), "-initrd", str(initrd),
             "-append", "console=ttyS0 loglevel=4 panic=-1 rdinit=/init" + (MICROVM_CMDLINE if self.machine == "microvm" else "")]
 

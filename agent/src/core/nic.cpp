@@ -4,6 +4,8 @@
 
 #include <cctype>
 
+#include "core/text.hpp"
+
 namespace rxtune {
 
 const char* toString(Verdict v) {
@@ -55,6 +57,19 @@ CpuSet irqCpus(const Nic& nic) {
 
 std::string NapiRole::str() const {
     return std::string(kind == kRx ? "rx-" : kind == kTx ? "tx-" : "napi-") + std::to_string(index);
+}
+
+std::optional<NapiRole> parseNapiRole(std::string_view s) {
+    NapiRole r;
+    std::string_view rest;
+    if (s.starts_with("rx-")) r.kind = NapiRole::kRx, rest = s.substr(3);
+    else if (s.starts_with("tx-")) r.kind = NapiRole::kTx, rest = s.substr(3);
+    else if (s.starts_with("napi-")) r.kind = NapiRole::kOrdinal, rest = s.substr(5);
+    else return std::nullopt;
+    std::uint64_t n = 0;
+    if (!parseUnsigned(rest, n) || n > 65535) return std::nullopt;
+    r.index = static_cast<unsigned>(n);
+    return r;
 }
 
 std::vector<std::pair<NapiRole, const NapiInfo*>> napiRoles(const std::vector<NapiInfo>& napis,

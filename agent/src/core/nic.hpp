@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/cpuset.hpp"
@@ -72,6 +73,7 @@ struct NapiInfo {
     std::optional<std::uint64_t> irqSuspendTimeout;  // ns (6.13+)
     std::optional<std::uint32_t> threaded;           // 0 disabled, 1 enabled, 2 busy-poll (6.17+)
     std::optional<CpuSet> affinity;                // the kthread's CPUs (/proc/<pid>/status)
+    std::optional<double> cpuSeconds;              // the kthread's CPU time since it started (/proc/<pid>/stat)
 };
 
 // The netdev family's napi-threaded values (Documentation/netlink/specs/netdev.yaml).
@@ -111,6 +113,8 @@ struct NapiRole {
     std::string str() const;
     auto operator<=>(const NapiRole&) const = default;
 };
+// "rx-0", "tx-1", "napi-2" (NapiRole::str()) -> the role; nullopt for anything else.
+std::optional<NapiRole> parseNapiRole(std::string_view s);
 // Each NAPI's role, in id order, from napi-get's instances (those with an id) and queue-get's queues.
 std::vector<std::pair<NapiRole, const NapiInfo*>> napiRoles(const std::vector<NapiInfo>& napis,
                                                             const std::vector<NapiQueue>& queues);

@@ -318,6 +318,16 @@ Result<HostSnapshot> Agent::metricsSnapshot() {
     auto nics = readNics(fs_, nl_, names, true);
     if (!nics) return failWith(nics.error());
     s.nics = std::move(*nics);
+    // The steered devices' NAPI kthreads (their CPU time: rxtune_napi_kthread_cpu_seconds) where
+    // the profile's steering runs the poll in kthreads.
+    const auto& st = profile_.steering;
+    const bool kthreads = st.mode == SteeringMode::kNapi || st.mode == SteeringMode::kBusyPoll ||
+                          (st.mode == SteeringMode::kAuto && std::find(st.autoThresholds.candidates.begin(), st.autoThresholds.candidates.end(),
+                                                                       SteeringMode::kNapi) != st.autoThresholds.candidates.end());
+    if (kthreads)
+        for (auto& n : s.nics)
+            if (managed.count(n.name))
+                if (auto r = readNapiState(fs_, nl_, n); !r) LOG_W("metrics: " + r.error().message());
     return s;
 }
 

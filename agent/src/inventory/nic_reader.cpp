@@ -320,6 +320,8 @@ Result<void> readNapiState(const FileTree& fs, NetlinkSource& nl, Nic& nic) {
     auto features = nl.napiFeatures();
     if (!features) return failWith(features.error().withContext("interface " + nic.name));
     st.features = *features;
+    if (fs.exists("proc/sys/kernel/osrelease"))
+        if (auto rel = fs.read("proc/sys/kernel/osrelease")) st.kernel = trimmed(*rel);
     if (!st.instances.empty()) {
         auto queues = nl.napiQueues(nic.ifindex);
         if (!queues) return failWith(queues.error().withContext("interface " + nic.name));

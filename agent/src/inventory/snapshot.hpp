@@ -49,6 +49,7 @@ struct NapiState {
     // The device has NAPI that napi-get does not list: a TAP/TUN opened with IFF_NAPI (its NAPI is
     // added as a TX one, with no id), seen in tun_flags. Its kthread, once threaded, is napi/DEV-0.
     bool unlisted = false;
+    std::string kernel;  // proc/sys/kernel/osrelease ("" where absent), for what the features need
 };
 
 // The device's NAPI settings (sysfs threaded, gro_flush_timeout, napi_defer_hard_irqs) and its

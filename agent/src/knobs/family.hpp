@@ -60,9 +60,13 @@ struct PlanInput {
 // How one chosen device is steered, decided once by the planner for all families.
 struct DeviceSteering {
     const Nic& nic;
-    SteeringMode mode = SteeringMode::kNone;  // kRps, kXdp, kNapi; kNone: not steered
+    SteeringMode mode = SteeringMode::kNone;  // kRps, kXdp, kNapi, kBusyPoll; kNone: not steered
     CpuSet targets;
     std::string notes;  // "; why this, and that" (exclusions, cgroup, auto): appended to each family's reason
+    // kBusyPoll: the CPU each RX NAPI's kthread polls on, in RX queue order (rx-0 first), and the
+    // CPUs RPS fans the received packets out to from there (empty: none).
+    std::vector<std::pair<NapiRole, unsigned>> pollers = {};
+    CpuSet fanout = {};
 };
 
 // The OS objects knobs live in: files under the tree, and what else a family's backend works

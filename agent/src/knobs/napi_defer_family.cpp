@@ -10,6 +10,7 @@
 #include "core/text.hpp"
 #include "inventory/snapshot.hpp"
 #include "knobs/napi_defer_profile.hpp"
+#include "knobs/napi_keys.hpp"
 #include "knobs/path_key.hpp"
 #include "knobs/registry.hpp"
 
@@ -25,7 +26,6 @@ const NapiState& napiStateOf(const Nic& n) {
 }
 
 constexpr std::string_view kNet = "sys/class/net/";
-constexpr std::string_view kNapiDir = "napi/";  // the made-up place of a per-NAPI knob under its device
 
 // One attribute: its profile key, what napi-set says of it, its per-NAPI value and whether the
 // device has a sysfs file of its name.
@@ -56,64 +56,24 @@ const Attr* attrNamed(std::string_view name) {
 
 KnobKey deviceKey(const std::string& dev, std::string_view attr) { return {"napi_defer", dev, std::string(attr)}; }
 KnobKey napiKey(const std::string& dev, std::string_view attr, const NapiRole& role) {
-    KnobKey k = deviceKey(dev, attr);
-    if (role.kind == NapiRole::kOrdinal) k.napi = static_cast<int>(role.index);
-    else k.queue = static_cast<int>(role.index), k.tx = role.kind == NapiRole::kTx;
-    return k;
-}
-// The NAPI a key names; nullopt: the device's sysfs file.
-std::optional<NapiRole> roleOf(const KnobKey& k) {
-    if (k.napi >= 0) return NapiRole{NapiRole::kOrdinal, static_cast<unsigned>(k.napi)};
-    if (k.queue >= 0) return NapiRole{k.tx ? NapiRole::kTx : NapiRole::kRx, static_cast<unsigned>(k.queue)};
-    return std::nullopt;
-}
-// "rx-0" -> the role (the journal's edge: a path this family made).
-std::optional<NapiRole> parseRole(std::string_view s) {
-    NapiRole r;
-    std::string_view rest;
-    if (s.starts_with("rx-")) r.kind = NapiRole::kRx, rest = s.substr(3);
-    else if (s.starts_with("tx-")) r.kind = NapiRole::kTx, rest = s.substr(3);
-    else if (s.starts_with("napi-")) r.kind = NapiRole::kOrdinal, rest = s.substr(5);
-    else return std::nullopt;
-    std::uint64_t n = 0;
-    if (!parseUnsigned(rest, n) || n > 65535) return std::nullopt;
-    r.index = static_cast<unsigned>(n);
-    return r;
+    return napiRoleKey("napi_defer", dev, std::string(attr), role);
 }
 
 const DeferValue* wanted(const Profile& p, const Attr& a) { return deferValueOf(p, a.slot); }
-
-// The NAPI instance that has the role on the device now, by asking the kernel again.
-struct LiveNapi {
-    NapiInfo info;
-};
-Result<LiveNapi> liveNapi(NetlinkSource& nl, const std::string& dev, const NapiRole& role) {
-    auto link = nl.link(dev);
-    if (!link) return failWith(link.error());
-    if (!*link) return fail(ENODEV, "netdev NAPI_GET", dev);
-    auto napis = nl.napis((*link)->ifindex);
-    if (!napis) return failWith(napis.error());
-    if (!*napis) return fail(EOPNOTSUPP, "netdev NAPI_GET", dev, "this kernel has no napi-get");
-    auto queues = nl.napiQueues((*link)->ifindex);
-    if (!queues) return failWith(queues.error());
-    for (const auto& [r, n] : napiRoles(**napis, queues->value_or(std::vector<NapiQueue>{})))
-        if (r == role) return LiveNapi{*n};
-    return fail(ENOENT, "netdev NAPI_GET", dev + " NAPI " + role.str(), "no such NAPI instance now");
-}
 
 class NapiDeferFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "napi_defer"; }
     std::string id(const KnobKey& k) const override {
-        auto role = roleOf(k);
+        auto role = napiRoleOf(k);
         return k.device + (role ? " napi " + role->str() + " " : " ") + k.name;
     }
     std::string path(const KnobKey& k) const override {
-        auto role = roleOf(k);
-        return role ? paths::netDevFile(k.device, std::string(kNapiDir) + role->str() + "/" + k.name) : paths::netDevFile(k.device, k.name);
+        auto role = napiRoleOf(k);
+        return paths::netDevFile(k.device, role ? napiKnobFile(*role, k.name) : k.name);
     }
     std::string settingLabel(const KnobKey& k) const override {
-        auto role = roleOf(k);
+        auto role = napiRoleOf(k);
         return role ? k.name + " " + role->str() : k.name;
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
@@ -121,18 +81,14 @@ public:
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
         if (!dev) return std::nullopt;
-        std::string_view file = dev->second;
-        if (!file.starts_with(kNapiDir)) {
-            const Attr* a = attrNamed(file);
-            if (!a || !a->sysfs) return std::nullopt;
-            return deviceKey(dev->first, file);
+        const std::string_view file = dev->second;
+        if (auto perNapi = parseNapiKnobFile(file)) {
+            if (!attrNamed(perNapi->second)) return std::nullopt;
+            return napiKey(dev->first, perNapi->second, perNapi->first);
         }
-        file.remove_prefix(kNapiDir.size());
-        const auto slash = file.find('/');
-        if (slash == std::string_view::npos) return std::nullopt;
-        auto role = parseRole(file.substr(0, slash));
-        if (!role || !attrNamed(file.substr(slash + 1))) return std::nullopt;
-        return napiKey(dev->first, file.substr(slash + 1), *role);
+        const Attr* a = attrNamed(file);
+        if (!a || !a->sysfs) return std::nullopt;
+        return deviceKey(dev->first, file);
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
@@ -206,21 +162,21 @@ public:
         return {};
     }
 
-    bool fileBacked(const KnobKey& k) const override { return !roleOf(k); }
+    bool fileBacked(const KnobKey& k) const override { return !napiRoleOf(k); }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        auto role = roleOf(k);
+        auto role = napiRoleOf(k);
         if (!role) return io.fs.read(path);
         const Attr* a = attrNamed(k.name);
         auto* nl = io.services.get<NetlinkSource>();
         if (!a || !nl) return fail(ENOTSUP, "netdev NAPI_GET", id(k), "no netlink here");
         auto live = liveNapi(*nl, k.device, *role);
         if (!live) return failWith(live.error().withContext(id(k)));
-        auto v = a->of(live->info);
+        auto v = a->of(*live);
         if (!v) return fail(EOPNOTSUPP, "netdev NAPI_GET", id(k), "napi-get shows no " + k.name);
         return std::to_string(*v);
     }
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
-        auto role = roleOf(k);
+        auto role = napiRoleOf(k);
         if (!role) return io.fs.write(path, value);
         const Attr* a = attrNamed(k.name);
         auto* nl = io.services.get<NetlinkSource>();
@@ -231,17 +187,17 @@ public:
         if (!live) return failWith(live.error().withContext(id(k)));
         NapiSettings s;
         a->set(s, n);
-        if (auto r = nl->napiSet(live->info.id, s); !r) return failWith(r.error().withContext(id(k)));
+        if (auto r = nl->napiSet(live->id, s); !r) return failWith(r.error().withContext(id(k)));
         return {};
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        return roleOf(k) ? io.fs.exists(paths::netDev(k.device)) : io.fs.exists(path);
+        return napiRoleOf(k) ? io.fs.exists(paths::netDev(k.device)) : io.fs.exists(path);
     }
     bool writable(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        return roleOf(k) ? true : io.fs.writable(path);
+        return napiRoleOf(k) ? true : io.fs.writable(path);
     }
     std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        auto role = roleOf(k);
+        auto role = napiRoleOf(k);
         return role ? "netdev napi-set of " + k.device + " NAPI " + role->str() : io.fs.full(path);
     }
 

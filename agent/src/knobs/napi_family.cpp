@@ -1,12 +1,17 @@
 // Threaded NAPI (steering.mode: napi): the device's poll runs in kthreads (sysfs `threaded`,
 // Linux 5.12+), which are pinned to the steering targets with sched_setaffinity. The kthreads
 // are found by netdev napi-get (their pid) or by name in /proc (sys/napi_threads).
+// Busy-poll (steering.mode: busypoll, Linux 6.19+): each RX NAPI's `threaded` set to busy-poll
+// through napi-set, so that its kthread polls the ring without interrupts, and that kthread pinned
+// to one CPU of its own (planner/planner.cpp chooses it); both keyed by the NAPI's role (rx-0),
+// read and written on the NAPI that has the role now (knobs/napi_keys.hpp).
 #include <algorithm>
 #include <map>
 
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
 #include "core/text.hpp"
+#include "knobs/napi_keys.hpp"
 #include "knobs/path_key.hpp"
 #include "sys/napi_threads.hpp"
 #include "knobs/registry.hpp"
@@ -25,8 +30,13 @@ const NapiState& napiStateOf(const Nic& n) {
 constexpr std::string_view kNet = "sys/class/net/";
 constexpr std::string_view kThreaded = "threaded";
 constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
+constexpr std::string_view kKthread = "kthread";         // one NAPI's kthread's CPUs (napi/rx-0/kthread)
+constexpr std::string_view kKthreadSeconds = "rxtune_napi_kthread_cpu_seconds";
 
 KnobKey napiKey(const std::string& dev, std::string_view name) { return {"napi", dev, std::string(name)}; }
+KnobKey perNapiKey(const std::string& dev, std::string_view name, const NapiRole& role) {
+    return napiRoleKey("napi", dev, std::string(name), role);
+}
 
 std::string threadedName(std::uint32_t v) {
     return v == 0 ? "disabled" : v == 1 ? "enabled" : v == kNapiThreadedBusyPoll ? "busy-poll" : std::to_string(v);
@@ -61,23 +71,60 @@ namespace {
 class NapiFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "napi"; }
+
+    // Each NAPI kthread's CPU time, beside the NET_RX softirq time of the CPUs it runs on
+    // (rxtune_softirq_net_rx_seconds_total{cpu}): a busy-poll kthread shows its CPU spent whole.
+    std::vector<CounterSpec> gauges() const override {
+        return {{std::string(kKthreadSeconds),
+                 "CPU time the NAPI's kthread has run since it started (utime + stime, /proc/PID/stat); labels: its role, "
+                 "threaded (enabled, busy-poll) and CPUs"}};
+    }
+    void exportSnapshot(const HostSnapshot& snap, GaugeSink& g) const override {
+        for (const auto& n : snap.nics) {
+            const NapiState* st = napiOf(n);
+            if (!st) continue;
+            const auto roles = rolesOf(*st);
+            for (const auto& i : st->instances) {
+                if (i.pid <= 0 || !i.cpuSeconds) continue;
+                const auto role = roles.find(i.id);
+                const std::string napi = i.id != 0 && role != roles.end() ? role->second.str() : "kthread-" + std::to_string(i.pid);
+                const std::string threaded = i.threaded ? threadedName(*i.threaded) : st->threaded ? threadedName(trimmed(*st->threaded) == "0" ? 0 : 1) : "enabled";
+                g.set(std::string(kKthreadSeconds),
+                      {{"interface", n.name}, {"napi", napi}, {"threaded", threaded}, {"cpus", i.affinity ? i.affinity->toList() : ""}},
+                      *i.cpuSeconds);
+            }
+        }
+    }
     std::string id(const KnobKey& k) const override {
+        if (auto role = napiRoleOf(k)) return k.device + " napi " + role->str() + " " + k.name;
         return k.device + (k.name == kThreaded ? " threaded" : " napi kthreads");
     }
-    std::string path(const KnobKey& k) const override { return paths::netDevFile(k.device, k.name); }
-    std::string settingLabel(const KnobKey& k) const override { return k.name == kThreaded ? "threaded" : "napi_kthreads"; }
+    std::string path(const KnobKey& k) const override {
+        auto role = napiRoleOf(k);
+        return paths::netDevFile(k.device, role ? napiKnobFile(*role, k.name) : k.name);
+    }
+    std::string settingLabel(const KnobKey& k) const override {
+        if (auto role = napiRoleOf(k)) return (k.name == kThreaded ? "threaded " : "napi_kthread ") + role->str();
+        return k.name == kThreaded ? "threaded" : "napi_kthreads";
+    }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
         auto rest = pathkey::after(p, kNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
-        if (!dev || (dev->second != kThreaded && dev->second != kKthreads)) return std::nullopt;
+        if (!dev) return std::nullopt;
+        if (auto perNapi = parseNapiKnobFile(dev->second)) {
+            if (perNapi->second != kThreaded && perNapi->second != kKthread) return std::nullopt;
+            return perNapiKey(dev->first, perNapi->second, perNapi->first);
+        }
+        if (dev->second != kThreaded && dev->second != kKthreads) return std::nullopt;
         return napiKey(dev->first, dev->second);
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
         const auto& c = profile.steering.autoThresholds.candidates;
         const bool autoNapi = profile.steering.mode == SteeringMode::kAuto && std::find(c.begin(), c.end(), SteeringMode::kNapi) != c.end();
-        if (profile.steering.mode != SteeringMode::kNapi && !autoNapi) return {};
+        const bool napiMode = profile.steering.mode == SteeringMode::kNapi || profile.steering.mode == SteeringMode::kBusyPoll;
+        if (!napiMode && !autoNapi) return {};
         for (auto& n : snap.nics)
             if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
         return {};
@@ -90,6 +137,7 @@ public:
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
+        if (d.mode == SteeringMode::kBusyPoll) return planBusyPoll(d, p);
         if (d.mode != SteeringMode::kNapi) return {};
         const Nic& nic = d.nic;
         const NapiState& napi = napiStateOf(nic);
@@ -197,8 +245,9 @@ public:
         }
     }
 
-    bool fileBacked(const KnobKey& k) const override { return k.name == kThreaded; }
+    bool fileBacked(const KnobKey& k) const override { return k.name == kThreaded && !napiRoleOf(k); }
     Result<std::string> read(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        if (auto role = napiRoleOf(k)) return readPerNapi(io, k, *role);
         if (k.name == kThreaded) return io.fs.read(path);
         if (!io.services.get<NapiThreads>()) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
         auto threads = io.services.get<NapiThreads>()->of(k.device);
@@ -206,6 +255,7 @@ public:
         return kthreadsValue(*threads);
     }
     Result<void> write(const KnobIo& io, const KnobKey& k, const std::string& path, const std::string& value) const override {
+        if (auto role = napiRoleOf(k)) return writePerNapi(io, k, *role, value);
         if (k.name == kThreaded) return io.fs.write(path, value);
         // "": there were none; they go away with `threaded` (written back before or after this).
         if (trimmed(value).empty()) return {};
@@ -225,24 +275,95 @@ public:
         return {};
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        return k.name == kThreaded ? io.fs.exists(path) : io.fs.exists(paths::netDev(k.device));
+        return k.name == kThreaded && !napiRoleOf(k) ? io.fs.exists(path) : io.fs.exists(paths::netDev(k.device));
     }
     bool writable(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
-        return k.name == kThreaded ? io.fs.writable(path) : true;
+        return k.name == kThreaded && !napiRoleOf(k) ? io.fs.writable(path) : true;
     }
     std::string where(const KnobIo& io, const KnobKey& k, const std::string& path) const override {
+        if (auto role = napiRoleOf(k))
+            return k.name == kThreaded ? "netdev napi-set of " + k.device + " NAPI " + role->str()
+                                       : "the kthread of " + k.device + " NAPI " + role->str();
         return k.name == kThreaded ? io.fs.full(path) : "NAPI kthreads of " + k.device;
     }
     // Putting back "no kthreads" is done by `threaded`: there is nothing to read back.
     bool writeIsExact(const KnobKey& k, ValueKind, const std::string& value, const Plan*) const override {
-        return k.name == kKthreads && trimmed(value).empty();
+        return (k.name == kKthreads || k.name == kKthread) && trimmed(value).empty();
     }
 
     std::optional<SteeringView> steeringOf(const Setting& s) const override {
-        if (s.key.name != kKthreads) return std::nullopt;
+        if (s.key.name != kKthreads && s.key.name != kKthread) return std::nullopt;
         auto m = CpuSet::parseMask(s.desired);
         if (!m || m->empty()) return std::nullopt;
-        return SteeringView{"napi", *m};
+        return SteeringView{s.key.name == kKthread ? "busypoll" : "napi", *m};
+    }
+
+private:
+    // Each RX NAPI's threaded to busy-poll, then its kthread (which that creates) to its CPU.
+    Result<void> planBusyPoll(const DeviceSteering& d, Plan& p) const {
+        const Nic& nic = d.nic;
+        const NapiState& st = napiStateOf(nic);
+        std::map<NapiRole, const NapiInfo*> byRole;
+        for (const auto& [role, n] : napiRoles(st.instances, st.queues.value_or(std::vector<NapiQueue>{}))) byRole[role] = n;
+        for (const auto& [role, cpu] : d.pollers) {
+            const auto it = byRole.find(role);
+            if (it == byRole.end()) continue;  // the planner found it in the same snapshot
+            const NapiInfo& n = *it->second;
+            const KnobKey threaded = perNapiKey(nic.name, kThreaded, role);
+            if (!n.threaded) {
+                p.skipped.push_back({id(threaded), "napi-get shows no threaded for NAPI " + std::to_string(n.id)});
+                continue;
+            }
+            const std::string why = "busy-poll: NAPI " + std::to_string(n.id) + " (" + role.str() + ")'s kthread polls the ring on CPU " +
+                                    std::to_string(cpu) + " with its interrupt left off, and takes that CPU whole: keep the " +
+                                    "applications' threads off it" + (d.fanout.empty() ? std::string() : "; RPS fans out to CPUs " + d.fanout.toList()) +
+                                    d.notes;
+            p.settings.push_back(makeSetting(*this, threaded, ValueKind::kInteger, std::to_string(*n.threaded),
+                                             std::to_string(kNapiThreadedBusyPoll), why));
+            const std::string cur = n.pid > 0 && n.affinity ? n.affinity->toMask() : "";
+            p.settings.push_back(makeSetting(*this, perNapiKey(nic.name, kKthread, role), ValueKind::kCpuMask, cur,
+                                             CpuSet::of({cpu}).toMask(), why));
+        }
+        return {};
+    }
+
+    Result<std::string> readPerNapi(const KnobIo& io, const KnobKey& k, const NapiRole& role) const {
+        auto* nl = io.services.get<NetlinkSource>();
+        if (!nl) return fail(ENOTSUP, "netdev NAPI_GET", id(k), "no netlink here");
+        auto live = liveNapi(*nl, k.device, role);
+        if (!live) return failWith(live.error().withContext(id(k)));
+        if (k.name == kThreaded) {
+            if (!live->threaded) return fail(EOPNOTSUPP, "netdev NAPI_GET", id(k), "napi-get shows no threaded");
+            return std::to_string(*live->threaded);
+        }
+        if (live->pid <= 0) return std::string();  // threaded off: no kthread
+        auto cpus = readTaskAffinity(io.fs, live->pid);
+        if (!cpus) return failWith(cpus.error().withContext(id(k)));
+        return cpus->toMask();
+    }
+
+    Result<void> writePerNapi(const KnobIo& io, const KnobKey& k, const NapiRole& role, const std::string& value) const {
+        auto* nl = io.services.get<NetlinkSource>();
+        if (!nl) return fail(ENOTSUP, "netdev NAPI_SET", id(k), "no netlink here");
+        if (k.name == kKthread && trimmed(value).empty()) return {};  // none before: threaded's own value ends it
+        auto live = liveNapi(*nl, k.device, role);
+        if (!live) return failWith(live.error().withContext(id(k)));
+        if (k.name == kThreaded) {
+            std::uint32_t v = 0;
+            if (!parseUnsigned(trimmed(value), v)) return fail(EINVAL, "netdev NAPI_SET", id(k), "not a number: " + value);
+            NapiSettings s;
+            s.threaded = v;
+            if (auto r = nl->napiSet(live->id, s); !r) return failWith(r.error().withContext(id(k)));
+            return {};
+        }
+        auto mask = CpuSet::parseMask(value);
+        if (!mask) return failWith(mask.error().withContext(id(k)));
+        if (live->pid <= 0)
+            return fail(ENOENT, "napi", id(k), "NAPI " + std::to_string(live->id) + " has no kthread (its threaded is off)");
+        auto* threads = io.services.get<NapiThreads>();
+        if (!threads) return fail(ENOTSUP, "napi", k.device, "NAPI kthreads cannot be reached here");
+        if (auto r = threads->setAffinity(live->pid, *mask); !r) return failWith(r.error().withContext(id(k)));
+        return {};
     }
 };
 

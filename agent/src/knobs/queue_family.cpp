@@ -90,13 +90,17 @@ public:
                 p.settings.push_back(makeSetting(*this, queueKey(nic.name, false, q.index, "rps_cpus"), ValueKind::kCpuMask,
                                                  q.rpsCpus.toMask(), "0", "XDP steering replaces RPS", q.rpsCpusRaw));
         }
-        if (d.mode == SteeringMode::kRps) {
+        // Busy-poll with fanout: RPS from the poll CPU to the other targets.
+        const bool fanout = d.mode == SteeringMode::kBusyPoll && !d.fanout.empty();
+        if (d.mode == SteeringMode::kRps || fanout) {
+            const CpuSet& to = fanout ? d.fanout : d.targets;
+            const std::string how = fanout ? "RPS from the busy-poll CPU to CPUs " : "RPS to CPUs ";
             const std::uint32_t entries = flowTableSize(in.profile.steering.flowEntries);
             const std::uint32_t nrx = std::max<std::uint32_t>(1, static_cast<std::uint32_t>(nic.rx.size()));
             const std::uint32_t perQueue = entries ? flowTableSize((entries + nrx - 1) / nrx) : 0;
             for (const auto& q : nic.rx) {
                 p.settings.push_back(makeSetting(*this, queueKey(nic.name, false, q.index, "rps_cpus"), ValueKind::kCpuMask,
-                                                 q.rpsCpus.toMask(), d.targets.toMask(), "RPS to CPUs " + d.targets.toList() + d.notes,
+                                                 q.rpsCpus.toMask(), to.toMask(), how + to.toList() + d.notes,
                                                  q.rpsCpusRaw));
                 p.settings.push_back(makeSetting(*this, queueKey(nic.name, false, q.index, "rps_flow_cnt"), ValueKind::kInteger,
                                                  std::to_string(q.rpsFlowCnt), std::to_string(perQueue),

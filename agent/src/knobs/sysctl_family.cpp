@@ -7,6 +7,7 @@
 #include "core/text.hpp"
 #include "knobs/path_key.hpp"
 #include "inventory/snapshot.hpp"
+#include "knobs/busypoll_profile.hpp"
 #include "knobs/registry.hpp"
 #include "knobs/sysctl_profile.hpp"
 
@@ -111,7 +112,8 @@ public:
             desired[key] = {joinNumbers(v), "profile " + want.where.str() + guard};
         }
         // auto keeps the RFS table ready for whichever interface it turns RPS on for.
-        const bool rpsAnywhere = profile.steering.mode == SteeringMode::kRps || profile.steering.mode == SteeringMode::kAuto;
+        const bool rpsAnywhere = profile.steering.mode == SteeringMode::kRps || profile.steering.mode == SteeringMode::kAuto ||
+                                 (profile.steering.mode == SteeringMode::kBusyPoll && profile.sectionOr(kBusyPoll).rpsFanout);
         if (rpsAnywhere && !in.nics.empty() && !sysctlsOf(profile).count("net.core.rps_sock_flow_entries")) {
             const std::string key = "net.core.rps_sock_flow_entries";
             const std::uint32_t entries = flowTableSize(profile.steering.flowEntries);

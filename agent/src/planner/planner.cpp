@@ -7,6 +7,8 @@
 
 #include "core/paths.hpp"
 #include "core/text.hpp"
+#include "inventory/snapshot.hpp"
+#include "knobs/busypoll_profile.hpp"
 #include "knobs/registry.hpp"
 #include "planner/auto_steer.hpp"
 
@@ -179,13 +181,75 @@ Nic canonical(const Nic& n) {
 
 }  // namespace
 
+// steering mode busypoll: the CPU each RX NAPI's kthread polls on, and where RPS fans out from
+// there; false (with the reason in p.skipped) where the device is not busy-polled at all.
+static Result<bool> busyPollers(const Profile& profile, const Topology& host, const Nic& nic, DeviceSteering& d, Plan& p) {
+    const std::string what = nic.name + " steering";
+    const NapiState* st = napiOf(nic);
+    // What the kernel's napi-set takes decides, not its version; the version is what the user can act on.
+    if (!st || !st->features.busyPoll()) {
+        const std::string kernel = st && !st->kernel.empty() ? st->kernel : "unknown";
+        p.skipped.push_back({what, "mode busypoll: busy-poll needs Linux 6.19 (this kernel: " + kernel + ")"});
+        return false;
+    }
+    std::vector<NapiRole> rx;
+    for (const auto& [role, n] : napiRoles(st->instances, st->queues.value_or(std::vector<NapiQueue>{})))
+        if (role.kind == NapiRole::kRx) rx.push_back(role);
+    if (rx.empty()) {
+        p.skipped.push_back({what, "mode busypoll: the kernel links no NAPI of " + nic.name +
+                                       " to an RX queue (queue-get shows no napi-id" +
+                                       (nic.kind == "veth" ? ": veth's queues have none" : "") + "): nothing to poll"});
+        return false;
+    }
+    const BusyPollIntent& bp = profile.sectionOr(kBusyPoll);
+    std::vector<unsigned> cpus;
+    if (bp.cpus) {
+        for (unsigned cpu : bp.cpus->cpus()) {
+            if (!host.online.contains(cpu))
+                return failWith(profileError(bp.cpusWhere, "steering.busypoll.cpus",
+                                             "CPU " + std::to_string(cpu) + " is not online (online: " + host.online.toList() + ")"));
+            if (!host.cgroupCpus.empty() && !host.cgroupCpus.contains(cpu))
+                return failWith(profileError(bp.cpusWhere, "steering.busypoll.cpus",
+                                             "CPU " + std::to_string(cpu) + " is outside rxtune's cpuset (" + host.cgroupCpus.toList() +
+                                                 ", " + host.cgroupCpusSource + "): the kthread could not be pinned there"));
+        }
+        cpus = bp.cpus->cpus();
+    } else {
+        // The biggest targets first, the highest-numbered of them first: CPU 0 and the low ones
+        // are where the scheduler and the RX IRQ start, and a poll takes its CPU whole.
+        const CpuSet big = biggestOf(host, d.targets);
+        for (const CpuSet& tier : {big, d.targets - big}) {
+            auto list = tier.cpus();
+            cpus.insert(cpus.end(), list.rbegin(), list.rend());
+        }
+    }
+    if (cpus.size() < rx.size()) {
+        p.skipped.push_back({what, "mode busypoll: " + nic.name + " has " + std::to_string(rx.size()) + " RX NAPIs and " +
+                                       (bp.cpus ? "steering.busypoll.cpus names " : "the targets hold ") + std::to_string(cpus.size()) +
+                                       " CPU(s): each poll takes a CPU of its own"});
+        return false;
+    }
+    CpuSet polled;
+    for (size_t i = 0; i < rx.size(); ++i) {
+        d.pollers.emplace_back(rx[i], cpus[i]);
+        polled.add(cpus[i]);
+    }
+    if (bp.rpsFanout) {
+        d.fanout = d.targets - polled;
+        if (d.fanout.empty())
+            p.skipped.push_back({nic.name + " rps", "steering.busypoll.fanout rps: no target CPU is left beside the poll CPU(s) " +
+                                                        polled.toList()});
+    }
+    return true;
+}
+
 // How one chosen device is steered (mode, targets, the notes every family's reason carries);
 // skips and plan --explain lines go into p.
 // nic: the device as the families will leave it (its RX IRQ where the plan puts it); the
 // returned steering names `original`, the device as it is.
 static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topology& host, const Nic& original, const Nic& nic,
                                              const PlanOptions& opts, Plan& p) {
-    DeviceSteering d{original, SteeringMode::kNone, {}, {}};
+    DeviceSteering d{.nic = original, .mode = SteeringMode::kNone, .targets = {}, .notes = {}};
     if (profile.steering.mode == SteeringMode::kNone) return d;
     auto targets = steeringTargets(profile, host, &nic, opts);
     if (!targets) return failWith(targets.error());
@@ -216,6 +280,11 @@ static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topol
     d.mode = mode;
     d.targets = targets->cpus;
     for (const auto& n : targets->notes) d.notes += "; " + n;
+    if (mode == SteeringMode::kBusyPoll) {
+        auto polled = busyPollers(profile, host, original, d, p);
+        if (!polled) return failWith(polled.error());
+        if (!*polled) return DeviceSteering{.nic = original, .mode = SteeringMode::kNone, .targets = {}, .notes = {}};
+    }
     return d;
 }
 

@@ -27,7 +27,7 @@ inline Error profileError(const Location& where, const std::string& key, const s
     return Error{EINVAL, where.str() + ": " + key, "", what, {}};
 }
 
-enum class SteeringMode { kRps, kXdp, kNone, kAuto, kNapi };
+enum class SteeringMode { kRps, kXdp, kNone, kAuto, kNapi, kBusyPoll };
 
 // Every steering mode and its name, in the order the docs give them: the one place a mode's name
 // is spelled (the loader parses by it, toString prints it).
@@ -38,6 +38,7 @@ struct SteeringModeName {
 inline constexpr SteeringModeName kSteeringModes[] = {{SteeringMode::kRps, "rps"},
                                                       {SteeringMode::kXdp, "xdp"},
                                                       {SteeringMode::kNapi, "napi"},
+                                                      {SteeringMode::kBusyPoll, "busypoll"},
                                                       {SteeringMode::kAuto, "auto"},
                                                       {SteeringMode::kNone, "none"}};
 // The mode of that name; nullopt for none of them.

@@ -181,7 +181,7 @@ public:
         if (auto m = s["mode"]) {
             const auto v = str(m, "steering.mode");
             p.mode = steeringModeOf(v);
-            if (!p.mode) error(m, "steering.mode", "expected rps, xdp, napi, auto or none, got '" + v + "'");
+            if (!p.mode) error(m, "steering.mode", "expected rps, xdp, napi, busypoll, auto or none, got '" + v + "'");
         }
         if (auto c = s["cpus"]) {
             const auto v = str(c, "steering.cpus");

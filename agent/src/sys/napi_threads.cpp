@@ -1,6 +1,7 @@
 #include "sys/napi_threads.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <tuple>
@@ -29,6 +30,20 @@ Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid) {
     auto set = CpuSet::parseMask(mask);
     if (!set) return fail(EINVAL, "parse", fs.full("proc/" + std::to_string(pid) + "/status"), "no Cpus_allowed mask");
     return *set;
+}
+
+std::optional<double> readTaskCpuSeconds(const FileTree& fs, int pid) {
+    auto text = fs.read("proc/" + std::to_string(pid) + "/stat");
+    if (!text) return std::nullopt;
+    // pid (comm) state ppid ...: the comm may hold spaces and parentheses, so fields count from
+    // the last ')'; utime and stime are the 14th and 15th fields, the 12th and 13th after it.
+    const auto close = text->rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    const auto f = splitFields(text->substr(close + 1));
+    std::uint64_t utime = 0, stime = 0;
+    if (f.size() < 13 || !parseUnsigned(f[11], utime) || !parseUnsigned(f[12], stime)) return std::nullopt;
+    static const long hz = ::sysconf(_SC_CLK_TCK);
+    return static_cast<double>(utime + stime) / static_cast<double>(hz > 0 ? hz : 100);
 }
 
 Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::string& ifname) {
@@ -97,6 +112,7 @@ Result<std::vector<NapiInfo>> napiInstances(const FileTree& fs, NetlinkSource& n
         if (n.pid <= 0) continue;
         // A kthread that stopped since (threaded turned off) has no affinity to show.
         if (auto a = readTaskAffinity(fs, n.pid)) n.affinity = *a;
+        n.cpuSeconds = readTaskCpuSeconds(fs, n.pid);
     }
     return out;
 }

@@ -1,6 +1,7 @@
 // NAPI kthreads (threaded NAPI): which serve a device, and the CPUs each may run on.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ public:
 Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::string& ifname);
 // Cpus_allowed of /proc/<pid>/status.
 Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid);
+// utime + stime of /proc/<pid>/stat in seconds; nullopt where it cannot be read (the task is gone).
+std::optional<double> readTaskCpuSeconds(const FileTree& fs, int pid);
 // napi-get where the kernel has it, else the /proc scan; each kthread's affinity filled in.
 // Where threaded may be on, /proc is scanned too and the kthreads napi-get did not list are
 // added (a TX NAPI has no id, yet a kthread: virtio-net's, a TAP's IFF_NAPI one): a scan reads

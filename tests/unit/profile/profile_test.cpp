@@ -111,7 +111,7 @@ TEST_CASE("steering.auto.candidates: rps and xdp in the order given, each once; 
 TEST_CASE("profile errors name file, line, column and key", "[profile]") {
     CHECK(errorOf("steerng:\n  mode: rps\n") ==
           "bad.yaml:1:1: steerng: unknown key (expected one of: cpu, datapath, description, include, irq, match, nic, steering, sysctl)");
-    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp, napi, auto or none, got 'fast'");
+    CHECK(errorOf("steering:\n  mode: fast\n") == "bad.yaml:2:9: steering.mode: expected rps, xdp, napi, busypoll, auto or none, got 'fast'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: lots\n") ==
           "bad.yaml:3:19: steering.rfs.flow_entries: expected an integer from 0 to 1073741824, got 'lots'");
     CHECK(errorOf("steering:\n  rfs:\n    flow_entries: -4\n").find("expected an integer from 0 to 1073741824, got '-4'") != std::string::npos);

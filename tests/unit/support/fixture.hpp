@@ -73,7 +73,7 @@ private:
 
 class FakeNetlink : public NetlinkSource {
 public:
-    explicit FakeNetlink(const std::filesystem::path& root) {
+    explicit FakeNetlink(const std::filesystem::path& root) : root_(root) {
         std::ifstream in(root / "netlink.json");
         if (!in) throw std::runtime_error("no netlink.json in " + root.string());
         doc_ = nlohmann::json::parse(in);
@@ -247,7 +247,10 @@ public:
                 if (v.deferHardIrqs) n["defer_hard_irqs"] = *v.deferHardIrqs;
                 if (v.groFlushTimeout) n["gro_flush_timeout"] = *v.groFlushTimeout;
                 if (v.irqSuspendTimeout) n["irq_suspend_timeout"] = *v.irqSuspendTimeout;
-                if (v.threaded) n["threaded"] = *v.threaded;
+                if (v.threaded) {
+                    n["threaded"] = *v.threaded;
+                    threadedKthread(n, *v.threaded != 0);
+                }
                 return {};
             }
         }
@@ -275,6 +278,25 @@ public:
     }
 
 private:
+    // napi-set threaded: the kernel starts the NAPI's kthread (pid 950 + its place, on every CPU of
+    // the tree's proc/<pid>/status) where there is none, and stops it at 0.
+    void threadedKthread(nlohmann::json& n, bool on) {
+        const int pid = n.value("pid", 0);
+        if (on && pid == 0) {
+            const int fresh = 950 + nextKthread_++;
+            n["pid"] = fresh;
+            std::filesystem::create_directories(root_ / "proc" / std::to_string(fresh));
+            std::ofstream(root_ / "proc" / std::to_string(fresh) / "status", std::ios::trunc)
+                << "Name:\tnapi/x-" << n["id"].get<unsigned>() << "\nPPid:\t2\nCpus_allowed:\tfffff\n";
+        }
+        if (!on && pid != 0) {
+            n.erase("pid");
+            std::filesystem::remove_all(root_ / "proc" / std::to_string(pid));
+        }
+    }
+    std::filesystem::path root_;
+    int nextKthread_ = 0;
+
     const nlohmann::json& find(const std::string& name) const {
         for (const auto& l : doc_["links"])
             if (l["name"] == name) return l;

@@ -1,0 +1,170 @@
+// steering mode busypoll: each RX NAPI's threaded to busy-poll through napi-set and its kthread
+// pinned to a CPU of its own, keyed by the NAPI's role; refused with the kernel's version where
+// napi-set's policy has no busy-poll.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include <unistd.h>
+
+#include "../support/fake_threads.hpp"
+#include "../support/families.hpp"
+#include "../support/fixture.hpp"
+#include "apply/apply.hpp"
+#include "apply/prepare.hpp"
+#include "core/text.hpp"
+#include "knobs/registry.hpp"
+#include "sys/napi_threads.hpp"
+
+using namespace rxtune;
+
+namespace {
+
+Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
+
+std::vector<std::string> lines(const Plan& p) {
+    std::vector<std::string> out;
+    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
+    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
+    return out;
+}
+
+// The story's host (20 CPUs, one RX queue served by NAPI 8193) on a kernel whose napi-set takes
+// threaded up to `threadedMax` (2: busy-poll, 6.19+), its release `release`.
+void onKernel(const test::TempTree& tree, unsigned threadedMax, const std::string& release, unsigned threaded = 0, int pid = 0) {
+    auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
+    doc["napi_set"] = {{"threaded_max", threadedMax}};
+    for (auto& l : doc["links"]) {
+        if (l["name"] != "enp2s0") continue;
+        l["napis"][0]["threaded"] = threaded;
+        if (pid) l["napis"][0]["pid"] = pid;
+        l["queues_netdev"] = {{{"id", 0}, {"tx", false}, {"napi_id", 8193}}, {{"id", 0}, {"tx", true}, {"napi_id", 8193}}};
+    }
+    tree.put("netlink.json", doc.dump());
+    tree.put("proc/sys/kernel/osrelease", release + "\n");
+}
+
+const char* kProfile = "steering:\n  mode: busypoll\n";
+
+}  // namespace
+
+TEST_CASE("mode busypoll: refused where napi-set has no busy-poll, with the kernel's version, nothing planned", "[knobs][busypoll]") {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    SECTION("6.18: threaded goes to 1") { onKernel(tree, 1, "6.18.0-1-amd64"); }
+    SECTION("6.1: no napi-set at all") { tree.put("proc/sys/kernel/osrelease", "6.1.0-40-amd64\n"); }
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
+    const std::string release = trimmed(fs.read("proc/sys/kernel/osrelease").value());
+    std::vector<std::string> mine;
+    for (const auto& l : lines(plan))
+        if (l.find("enp2s0") != std::string::npos) mine.push_back(l);
+    CHECK(mine == std::vector<std::string>{"skip enp2s0 steering: mode busypoll: busy-poll needs Linux 6.19 (this kernel: " + release + ")"});
+}
+
+TEST_CASE("mode busypoll: rx-0's threaded to busy-poll, its kthread on the highest big target; journaled and reverted exactly",
+          "[knobs][busypoll]") {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    const bool wasThreaded = GENERATE(false, true);
+    // Threaded before (1), its kthread 777 on CPUs 0-3: revert must give both back.
+    if (wasThreaded) {
+        onKernel(tree, 2, "7.3.4+bpo-amd64", 1, 777);
+        tree.put("proc/777/status", "Name:\tnapi/enp2s0-8193\nPPid:\t2\nCpus_allowed:\tf\n");
+    } else {
+        onKernel(tree, 2, "7.3.4+bpo-amd64");
+    }
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    test::FakeThreads threads(tree);
+    auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
+    std::vector<std::string> mine;
+    for (const auto& s : plan.settings)
+        if (s.key.family == "napi" || s.key.family == "queue") mine.push_back(s.id + " " + s.current + " -> " + s.desired);
+    CHECK(mine == std::vector<std::string>{std::string("enp2s0 napi rx-0 threaded ") + (wasThreaded ? "1" : "0") + " -> 2",
+                                           std::string("enp2s0 napi rx-0 kthread ") + (wasThreaded ? "f" : "") + " -> 80000"});
+    REQUIRE(plan.settings.size() >= 2);
+    const Setting* threadedSetting = nullptr;
+    for (const auto& s : plan.settings)
+        if (s.id == "enp2s0 napi rx-0 threaded") threadedSetting = &s;
+    REQUIRE(threadedSetting);
+    CHECK(threadedSetting->path == "sys/class/net/enp2s0/napi/rx-0/threaded");
+    CHECK(threadedSetting->why.find("polls the ring on CPU 19 with its interrupt left off") != std::string::npos);
+    const KnobFamily& f = test::family("napi");
+    for (const auto& s : plan.settings)
+        if (s.key.family == "napi") CHECK(f.keyOf(s.path, s.id) == std::optional<KnobKey>(s.key));
+
+    test::TempTree state{"vm-no-cpufreq"};
+    JournalStore store((state.path() / "state").string());
+    const Knobs knobs(fs, Services().with<NetlinkSource>(&nl).with<NapiThreads>(&threads));
+    REQUIRE(applyPlan(plan, knobs, store, "t1"));
+    CHECK(nl.napiValue(8193, "threaded") == kNapiThreadedBusyPoll);
+    const int pid = static_cast<int>(nl.napiValue(8193, "pid").value());
+    CHECK(readTaskAffinity(fs, pid).value() == CpuSet::of({19}));
+    auto j = store.load().value().value();
+    CHECK(verifyApplied(j, knobs).value().empty());
+    auto again = applyPlan(preparePlan(profileOf(kProfile), fs, nl).value().plan, knobs, store, "t2");
+    REQUIRE(again);
+    CHECK(again->written.empty());
+
+    SECTION("metrics: the kthread's CPU time, by role, threaded and CPUs") {
+        tree.put("proc/" + std::to_string(pid) + "/stat", "950 (napi/enp2s0-8193) R 2 0 0 0 -1 2129984 0 0 0 0 " +
+                                                              std::to_string(3 * sysconf(_SC_CLK_TCK)) + " " +
+                                                              std::to_string(sysconf(_SC_CLK_TCK)) + " 0 0 20 0 1 0\n");
+        struct Sink final : GaugeSink {
+            std::vector<std::pair<MetricLabels, double>> seen;
+            void set(const std::string& name, const MetricLabels& l, double v) override {
+                if (name == "rxtune_napi_kthread_cpu_seconds") seen.emplace_back(l, v);
+            }
+        } sink;
+        auto snap = preparePlan(profileOf(kProfile), fs, nl).value().snapshot;
+        f.exportSnapshot(snap, sink);
+        REQUIRE(sink.seen.size() == 1);
+        CHECK(sink.seen[0].first == MetricLabels{{"interface", "enp2s0"}, {"napi", "rx-0"}, {"threaded", "busy-poll"}, {"cpus", "19"}});
+        CHECK(sink.seen[0].second == Approx(4.0));
+    }
+    SECTION("someone moves the kthread: drift, named by the NAPI's role") {
+        REQUIRE(threads.setAffinity(pid, CpuSet::of({0})));
+        auto drift = verifyApplied(j, knobs).value();
+        REQUIRE(drift.size() == 1);
+        CHECK(drift[0].id == "enp2s0 napi rx-0 kthread");
+    }
+    SECTION("revert after a device reset (a new NAPI id) restores threaded and the kthread's CPUs") {
+        nl.renumberNapi(8193, 8200);
+        CHECK(verifyApplied(j, knobs).value().empty());
+        REQUIRE(revertAll(knobs, store));
+        CHECK(nl.napiValue(8200, "threaded") == (wasThreaded ? 1u : 0u));
+        if (wasThreaded) CHECK(readTaskAffinity(fs, 777).value() == CpuSet::parseList("0-3").value());
+        else CHECK_FALSE(nl.napiValue(8200, "pid"));
+    }
+}
+
+TEST_CASE("mode busypoll: the CPU named, fanout by RPS, and bad input", "[knobs][busypoll]") {
+    test::TempTree tree{"story-20cpu-single-queue"};
+    onKernel(tree, 2, "7.3.4+bpo-amd64");
+    FileTree fs(tree.path().string());
+    test::FakeNetlink nl(tree.path());
+    SECTION("cpus names the poll CPU; fanout rps spreads from it to the other targets") {
+        auto plan = preparePlan(profileOf("steering:\n  mode: busypoll\n  cpus: 0-3\n  busypoll: {cpus: 2, fanout: rps}\n"), fs, nl)
+                        .value()
+                        .plan;
+        std::vector<std::string> mine;
+        for (const auto& s : plan.settings)
+            if (s.key.family == "napi" || s.id == "enp2s0 rx-0 rps_cpus") mine.push_back(s.id + " -> " + s.desired);
+        CHECK(mine == std::vector<std::string>{"enp2s0 rx-0 rps_cpus -> b", "enp2s0 napi rx-0 threaded -> 2",
+                                               "enp2s0 napi rx-0 kthread -> 4"});
+    }
+    SECTION("a poll CPU that is not online is an error at its line") {
+        auto e = preparePlan(profileOf("steering:\n  mode: busypoll\n  busypoll:\n    cpus: 25\n"), fs, nl);
+        REQUIRE_FALSE(e);
+        CHECK(e.error().message().find("t.yaml:4:11: steering.busypoll.cpus") == 0);
+        CHECK(e.error().message().find("CPU 25 is not online (online: 0-19)") != std::string::npos);
+    }
+    SECTION("the profile's keys are checked") {
+        auto e = loadProfileText("steering:\n  mode: busypoll\n  busypoll: {fanout: xdp}\n", "bad.yaml", {});
+        REQUIRE_FALSE(e);
+        CHECK(e.error().message().find("bad.yaml:3:22: steering.busypoll.fanout") == 0);
+        CHECK(e.error().message().find("expected rps or none, got 'xdp'") != std::string::npos);
+        CHECK_FALSE(loadProfileText("steering:\n  busypoll: {cpu: 3}\n", "bad.yaml", {}));
+        CHECK_FALSE(loadProfileText("steering:\n  busypoll: {cpus: x}\n", "bad.yaml", {}));
+    }
+}
