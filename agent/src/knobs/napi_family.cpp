@@ -88,7 +88,8 @@ public:
                 if (i.pid <= 0 || !i.cpuSeconds) continue;
                 const auto role = roles.find(i.id);
                 const std::string napi = i.id != 0 && role != roles.end() ? role->second.str() : "kthread-" + std::to_string(i.pid);
-                const std::string threaded = i.threaded ? threadedName(*i.threaded) : st->threaded ? threadedName(trimmed(*st->threaded) == "0" ? 0 : 1) : "enabled";
+                // A kthread runs: threaded is on, busy-poll where napi-get says so.
+                const std::string threaded = i.threaded ? threadedName(*i.threaded) : "enabled";
                 g.set(std::string(kKthreadSeconds),
                       {{"interface", n.name}, {"napi", napi}, {"threaded", threaded}, {"cpus", i.affinity ? i.affinity->toList() : ""}},
                       *i.cpuSeconds);
