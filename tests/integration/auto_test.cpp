@@ -5,10 +5,13 @@
 #include <catch2/catch.hpp>
 
 #include <sched.h>
+#include <sys/utsname.h>
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 #include "inventory/softnet.hpp"
 #include "inventory/stack_counters.hpp"
@@ -18,6 +21,7 @@
 
 using namespace rxtune::itest;
 using rxtune::parseProcStat;
+using nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
@@ -318,6 +322,26 @@ TEST_CASE("mode auto tries threaded NAPI as a candidate, judges it like the othe
     }
     CHECK_FALSE(threaded());  // on_stop: revert
     CHECK_FALSE(steered(lab.rps()));
+}
+
+TEST_CASE("mode auto leaves busypoll out of its candidates where napi-set has no busy-poll, and says why", "[integration][auto][napi]") {
+    AutoLab lab;
+    lab.writeProfile("rx_share: 25%", "[busypoll, rps]");
+    const json d = json::parse(lab.receiver.exec({rxtuneBin(), "detect", "--json", "-i", "fb"}).out)["interfaces"][0];
+    const bool busyPoll = d["napi"]["napi_set"]["busy_poll"] == true;
+    struct utsname u {};
+    REQUIRE(uname(&u) == 0);
+    Background daemon(lab.receiver, {rxtuneBin(), "daemon", "--config", (lab.tmp.path / "rxtune.yaml").string()}, lab.tmp.path / "daemon.log");
+    REQUIRE(eventually([&] { return lab.metrics().find("rxtune_applies_total") != std::string::npos; }));
+    const std::string left = std::string("mode auto: busypoll left out of the candidates: busy-poll needs Linux 6.19 (this kernel: ") + u.release + ")";
+    INFO(daemon.log());
+    if (busyPoll)
+        CHECK(daemon.log().find("busypoll left out") == std::string::npos);
+    else
+        CHECK(daemon.log().find(left) != std::string::npos);
+    daemon.signal(SIGTERM);
+    CHECK(daemon.wait() == 0);
+    CHECK(lab.receiver.sysfsRead("class/net/fb/threaded") == "0\n");
 }
 
 TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device, and says so", "[integration][auto]") {

@@ -15,7 +15,10 @@ threaded exactly and, where a kthread ran before (the e1000e boot sets the devic
 pins its kthread to CPUs 0-1 first), that kthread's CPUs; the 6.18-style refusal is
 tests/integration/napi_test.cpp's on this host's 6.18 and this script's on 6.1 and 6.12 (a boot
 each: the plan says "busy-poll needs Linux 6.19 (this kernel: ...)", apply writes nothing). What the poll costs and gives is not judged here (TCG is not a
-performance machine); the counts are printed as measured.
+performance machine); the counts are printed as measured. In the virtio-net boot the daemon then
+runs mode auto with busypoll its one candidate: it must trial it and log the judgement with its
+core charged ("busypoll: 1.00x none, 0.50x after its core ..."), and its on_stop revert must leave
+threaded as it was; keep or undo is its measurement, not checked.
 
 Usage: busypoll_kernel.py BUILD_DIR [--kernels 6.1,6.12,7.3]   (closes with one "N passed, N failed" line)
 """
@@ -78,7 +81,32 @@ step revert rxtune revert
 sleep 0.5
 step detect_reverted rxtune detect --json -i eth0
 step kthreads_reverted napis
+if [ "$DAEMON" = 1 ]; then
+  # The daemon, mode auto with busy-poll its one candidate and thresholds a TCG guest's stream
+  # reaches: it measures none, trials busy-poll, judges it after its core; SIGTERM: on_stop revert.
+  mkdir -p /tmp/rxd/state /tmp/rxd/run
+  step daemon timeout -s TERM 40 rxtune daemon --config /etc/lab/rxtune.yaml
+  step detect_daemon rxtune detect --json -i eth0
+fi
 kill $SINK 2>/dev/null
+"""
+
+AUTO_PROFILE = """match: {interfaces: [eth0], verdict: any}
+steering:
+  mode: auto
+  xps: false
+  default_mask: false
+  auto: {rx_share: 3%, busy: 0.1, min_spare: 0.2, sustain: 1s, window: 4s, backoff: 10m, candidates: [busypoll]}
+"""
+
+DAEMON_CONFIG = """profile: /etc/lab/auto.yaml
+interfaces: [eth0]
+listen: 127.0.0.1:19875
+state_dir: /tmp/rxd/state
+run_dir: /tmp/rxd/run
+bpf_accounting: off
+datapaths: []
+on_stop: revert
 """
 
 
@@ -181,9 +209,10 @@ def one_nic(build: Path, series: str, model: str, preset: str, c: vmlab.Checks) 
     guest = vmlab.Guest(kernel, nics=[model], numa_nodes=1, hostfwd=[f"udp:127.0.0.1:{port}-:{GUEST_PORT}"],
                         binaries={"usr/sbin/rxtune": build / "agent" / "rxtune", "usr/sbin/ip": Path("/usr/sbin/ip"),
                                   "usr/bin/udp_flood": build / "bench" / "udp_flood"},
-                        files={"etc/lab/busypoll.yaml": PROFILE})
+                        files={"etc/lab/busypoll.yaml": PROFILE, "etc/lab/auto.yaml": AUTO_PROFILE, "etc/lab/rxtune.yaml": DAEMON_CONFIG})
+    daemon = not preset  # the daemon's auto trial: in the virtio-net boot
     with Stream(port) as stream:
-        boot = guest.boot(f"PRESET={preset}\n" + SCENARIO, build / "vm-runs" / f"busypoll-{series}-{model}")
+        boot = guest.boot(f"PRESET={preset}\nDAEMON={int(daemon)}\n" + SCENARIO, build / "vm-runs" / f"busypoll-{series}-{model}")
     print(f"booted and ran in {boot.seconds:.1f} s; this host sent {stream.sent} datagrams")
     p = f"{model}: "
     if not c.check(p + "the scenario ran to its end", boot.done, vmlab.tail_text(boot.console)):
@@ -244,6 +273,17 @@ def one_nic(build: Path, series: str, model: str, preset: str, c: vmlab.Checks) 
                 f"{kbefore} -> {kback}")
     else:
         c.check(p + "revert leaves no kthread where there was none", not kback, boot["kthreads_reverted"].out)
+    if daemon:
+        log = boot["daemon"].out
+        judged = re.search(r"auto eth0: (keep|undo) \([a-z_]+\):.*; busypoll: [0-9.]+x none, [0-9.]+x after its core \(none kept "
+                           r"[0-9.]+ CPUs busy; the poll spends one more whole\)", log)
+        c.check(p + "the daemon's mode auto trials busy-poll and logs its charged judgement", judged is not None and
+                re.search(r"auto eth0: (enable|try) \([a-z_]+\):.*trying busypoll", log) is not None, log[-6000:])
+        if judged:
+            print(f"  {p}daemon: {judged.group(0)[:400]}")
+        done = rx0(boot["detect_daemon"].out) or {}
+        c.check(p + "the daemon's on_stop revert leaves rx-0's threaded as it found it", done.get("threaded") == back.get("threaded"),
+                f"{back} -> {done}")
 
 
 REFUSAL = r"""

@@ -144,6 +144,9 @@ struct Split {
 Split splitOf(SteeringMode m) {
     switch (m) {
         case SteeringMode::kNapi: return {0.9, 1.0, true};
+        // The whole poll moves to its kthread, which polls without interrupts: no IRQ, no softirq
+        // hand-off; a thread of its own on a core of its own.
+        case SteeringMode::kBusyPoll: return {0.9, 0.9, true};
         case SteeringMode::kRps:
         case SteeringMode::kXdp:
         default: return {0.65, 1.25, false};
@@ -349,11 +352,13 @@ std::string AutoSteer::loadChanged(unsigned rxCpu, const CpuSet& candidates, con
     if (modes.empty()) modes = {SteeringMode::kRps};
     const auto trials = plannedTrials(modes, c.targets, biggest, rxCpu, baselineView_, corrections_, t_, s.at);
     const AutoTrial* best = nullptr;
+    // Each prediction as it would be judged: a busy-poll's after its core (costFactor).
+    const auto worth = [this](const AutoTrial& tr) { return tr.predicted.ratio * costFactor(tr.mode, baselineView_); };
     for (const auto& tr : trials)
-        if (!tr.skipped && (!best || tr.predicted.ratio > best->predicted.ratio)) best = &tr;
+        if (!tr.skipped && (!best || worth(tr) > worth(*best))) best = &tr;
     // Beyond the keep bar by a margin more: at the load it was judged at, a corrected prediction is
     // what was measured, which did not clear the bar.
-    if (!best || best->predicted.ratio < 1 + 2 * t_.gainMargin) return nothing();
+    if (!best || worth(*best) < 1 + 2 * t_.gainMargin) return nothing();
     return "the load changed (delivered " + pps(was) + " -> " + pps(now) + " packets/s, targets " + c.targets.toList() + " idle " +
            cpusText(idleWas) + " -> " + cpusText(idleNow) + " CPUs): " + trialName(*best) + " " + predictionText(best->predicted);
 }
@@ -439,7 +444,7 @@ std::vector<AutoTrial> trialOrder(const std::vector<SteeringMode>& modes, const 
     for (SteeringMode m : modes) {
         AutoTrial t;
         t.mode = m;
-        if (both && m != SteeringMode::kNapi) {
+        if (both && m != SteeringMode::kNapi && m != SteeringMode::kBusyPoll) {
             t.bigOnly = true;
             t.targets = big;
             out.push_back(t);
@@ -483,22 +488,24 @@ std::vector<AutoTrial> plannedTrials(const std::vector<SteeringMode>& modes, con
             p.ratio = p.model * p.correction;
             p.pps = p.ratio * none.deliveredPps;
         }
-        if (p.bound < bar) {
+        const double charge = costFactor(tr.mode, none);
+        if (p.bound * charge < bar) {
             tr.skipped = true;
             tr.skipWhy = "cannot beat " + ratio(bar) + "x: all the receive work spread over every CPU's time that is not receive work "
-                         "already gives at most " + ratio(p.bound) + "x";
+                         "already gives at most " + ratio(p.bound) + "x" +
+                         (charge < 1 ? ", " + ratio(p.bound * charge) + "x after its core" : "");
         } else if (measuredSkips && p.corrected && p.ratio < 1 - t.worseMargin) {
             tr.skipped = true;
             tr.skipWhy = "its last trial here delivered less than none, and the load has not moved its prediction above " +
                          ratio(1 - t.worseMargin) + "x";
         }
     }
-    // The modes by their best prediction, ties (within 1 %) in the profile's order; within a mode
+    // The modes by their best prediction (a busy-poll's after its core), ties (within 1 %) in the profile's order; within a mode
     // the order stays (its biggest cores first). An insertion sort: stable under a tolerance.
     std::vector<std::pair<double, std::vector<AutoTrial>>> groups;
     for (AutoTrial& tr : trials) {
         if (groups.empty() || groups.back().second.front().mode != tr.mode) groups.push_back({-1, {}});
-        groups.back().first = std::max(groups.back().first, tr.skipped ? -1 : tr.predicted.ratio);
+        groups.back().first = std::max(groups.back().first, tr.skipped ? -1 : tr.predicted.ratio * costFactor(tr.mode, none));
         groups.back().second.push_back(std::move(tr));
     }
     for (size_t i = 1; i < groups.size(); ++i)
@@ -519,7 +526,9 @@ AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
     trial_.add(s.deliveredPps);
     trialLoss_.add(s.lossPps);
     const double elapsed = s.at - trialStart_;
-    const RatioEstimate e = estimateRatio(trial_, before_, 1 + t_.gainMargin);
+    // A busy-poll trial must clear the bar after its core is charged (chargeOf).
+    const double charge = chargeOf(trials_[trialIdx_]);
+    const RatioEstimate e = estimateRatio(trial_, before_, (1 + t_.gainMargin) / charge);
     const bool cut = trial_.mean() < baselinePps_ * kCutShare;
     const bool clear = trial_.n >= kMinSamples && e.verdict != RatioEstimate::Verdict::kMeasuring;
     if (!cut && !clear && elapsed < t_.windowSeconds) return {};
@@ -539,10 +548,11 @@ AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
         versus = "; predicted " + ratio(tr.predicted.ratio) + "x, measured " + ratio(measured) + "x (off by " +
                  std::to_string(static_cast<int>(std::lround((tr.predicted.ratio / std::max(measured, 1e-9) - 1) * 100))) + "%)";
     }
+    // The bar as judged: a busy-poll's raw ratio must clear the margin over its charge.
+    const std::string bar = ratio((1 + t_.gainMargin) / charge) + "x" + (charge < 1 ? " (" + ratio(1 + t_.gainMargin) + "x after its core)" : "");
     const std::string why = cut     ? "cut short: under half of none"
-                            : clear ? (e.verdict == RatioEstimate::Verdict::kAbove ? "clear: beats " : "clear: cannot beat ") +
-                                          ratio(1 + t_.gainMargin) + "x"
-                                    : "window over, not clear of " + ratio(1 + t_.gainMargin) + "x";
+                            : clear ? (e.verdict == RatioEstimate::Verdict::kAbove ? "clear: beats " : "clear: cannot beat ") + bar
+                                    : "window over, not clear of " + bar;
     return advance(s.at, trialName(tr) + ": delivered " + pps(baselinePps_) + " -> " + pps(tr.deliveredPps) + " packets/s (" +
                              ratio(e.ratio) + "x none, " + (e.high < 1e8 ? "99% " + ratio(e.low) + "-" + ratio(e.high) : "one sample") +
                              "), lost " +
@@ -592,18 +602,38 @@ AutoDecision AutoSteer::advance(double at, std::string result) {
     return judge(at, result);
 }
 
+namespace {
+double busyCpus(const LoadView& v) {
+    double busy = 0;
+    for (const auto& [cpu, l] : v.cpus) busy += l.busy;
+    return std::max(busy, 1.0);
+}
+}  // namespace
+
+double costFactor(SteeringMode mode, const LoadView& none) {
+    if (mode != SteeringMode::kBusyPoll) return 1;
+    const double busy = busyCpus(none);
+    return busy / (busy + 1);
+}
+
 AutoDecision AutoSteer::judge(double at, const std::string& last) {
     size_t best = trials_.size();
     std::string all = "none " + pps(baselinePps_);
+    std::string charged;
+    // What a trial counts for: its delivered rate, a busy-poll's after its core is charged.
+    auto worth = [&](const AutoTrial& tr) { return tr.deliveredPps * chargeOf(tr); };
     for (size_t i = 0; i < trials_.size(); ++i) {
         const AutoTrial& tr = trials_[i];
         all += ", " + trialName(tr) + " " +
                (tr.skipped ? "skipped" : tr.failed ? "unavailable" : pps(tr.deliveredPps) + (tr.cut ? " (cut short)" : ""));
-        if (!tr.failed && !tr.skipped && (best == trials_.size() || tr.deliveredPps > trials_[best].deliveredPps)) best = i;
+        if (!tr.failed && !tr.skipped && chargeOf(tr) < 1 && baselinePps_ > 0)
+            charged += "; " + trialName(tr) + ": " + ratio(tr.deliveredPps / baselinePps_) + "x none, " + ratio(worth(tr) / baselinePps_) +
+                       "x after its core (none kept " + cpusText(busyCpus(beforeView_)) + " CPUs busy; the poll spends one more whole)";
+        if (!tr.failed && !tr.skipped && (best == trials_.size() || worth(tr) > worth(trials_[best]))) best = i;
     }
-    all += " packets/s delivered";
+    all += " packets/s delivered" + charged;
     const std::string numbers = last + "; " + all;
-    if (best < trials_.size() && trials_[best].deliveredPps >= baselinePps_ * (1 + t_.gainMargin)) {
+    if (best < trials_.size() && worth(trials_[best]) >= baselinePps_ * (1 + t_.gainMargin)) {
         const bool switchBack = best != trialIdx_;
         trialIdx_ = best;
         mode_ = trials_[best].mode;
@@ -615,9 +645,9 @@ AutoDecision AutoSteer::judge(double at, const std::string& last) {
                                       ratio(baselinePps_ > 0 ? committedPps_ / baselinePps_ : 0) + "x none)", switchBack};
     }
     const AutoTrial* bestTrial = best < trials_.size() ? &trials_[best] : nullptr;
-    const char* reason = !bestTrial                                                       ? "unavailable"
-                         : bestTrial->deliveredPps < baselinePps_ * (1 - t_.worseMargin) ? "worse"
-                                                                                         : "no_gain";
+    const char* reason = !bestTrial                                                   ? "unavailable"
+                         : worth(*bestTrial) < baselinePps_ * (1 - t_.worseMargin) ? "worse"
+                                                                                     : "no_gain";
     targets_ = CpuSet{};
     state_ = AutoState::kBackoff;
     backoffUntil_ = at + t_.backoffSeconds;

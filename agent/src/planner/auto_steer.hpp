@@ -135,6 +135,11 @@ struct Prediction {
     std::string why;        // "targets 1-3 have 2.4 CPUs idle; 2.1 us of NET_RX per packet on CPU 0"
 };
 Prediction predict(SteeringMode mode, const CpuSet& targets, unsigned rxCpu, const LoadView& none);
+
+// What a candidate's delivered rate counts for against none's, as a factor: 1, and for busy-poll,
+// whose kthread spends a CPU whole whether packets come or not, B / (B + 1), B the CPUs' worth
+// `none` kept busy (at least 1): what it delivers per CPU spent, its core charged.
+double costFactor(SteeringMode mode, const LoadView& none);
 // "predicted 1.90x none (targets 1-3 have ...)"
 std::string predictionText(const Prediction& p);
 
@@ -256,6 +261,8 @@ private:
     bool napiWithoutSpare(Choice& c, std::vector<SteeringMode>& modes, unsigned rxCpu, const CpuSet& candidates,
                           const CpuSet& rxSiblings) const;
     AutoDecision judge(double at, const std::string& results);
+    // costFactor of a trial against the none behind the attempt.
+    double chargeOf(const AutoTrial& t) const { return costFactor(t.mode, beforeView_); }
     void startTrial(double at) {
         mode_ = trials_[trialIdx_].mode;
         targets_ = trials_[trialIdx_].targets;

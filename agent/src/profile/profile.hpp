@@ -44,7 +44,9 @@ inline constexpr SteeringModeName kSteeringModes[] = {{SteeringMode::kRps, "rps"
 // The mode of that name; nullopt for none of them.
 std::optional<SteeringMode> steeringModeOf(std::string_view name);
 // What mode auto can try (steering.auto.candidates).
-inline bool isAutoCandidate(SteeringMode m) { return m == SteeringMode::kRps || m == SteeringMode::kXdp || m == SteeringMode::kNapi; }
+inline bool isAutoCandidate(SteeringMode m) {
+    return m == SteeringMode::kRps || m == SteeringMode::kXdp || m == SteeringMode::kNapi || m == SteeringMode::kBusyPoll;
+}
 
 // steering.auto: when mode auto steers, which ways it tries, how it judges them, and when it undoes.
 struct AutoThresholds {

@@ -156,12 +156,12 @@ public:
             if (auto v = a["backoff"]) p.autoKeys["backoff"] = seconds(v, "steering.auto.backoff", 0, 86400);
             if (auto c = a["candidates"]) {
                 const std::string key = "steering.auto.candidates";
-                if (!c.IsSequence() || c.size() == 0) error(c, key, "expected a list of rps, xdp and/or napi, e.g. [rps, xdp]");
+                if (!c.IsSequence() || c.size() == 0) error(c, key, "expected a list of rps, xdp, napi and/or busypoll, e.g. [rps, xdp]");
                 std::vector<SteeringMode> list;
                 for (const auto& e : c) {
                     const auto v = str(e, key);
                     const auto parsed = steeringModeOf(v);
-                    if (!parsed || !isAutoCandidate(*parsed)) error(e, key, "expected rps, xdp or napi, got '" + v + "'");
+                    if (!parsed || !isAutoCandidate(*parsed)) error(e, key, "expected rps, xdp, napi or busypoll, got '" + v + "'");
                     const SteeringMode m = *parsed;
                     if (std::find(list.begin(), list.end(), m) != list.end()) error(e, key, "'" + v + "' is listed twice");
                     list.push_back(m);

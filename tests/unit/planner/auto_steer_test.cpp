@@ -647,3 +647,56 @@ TEST_CASE("auto: the sequential estimate: a ratio with its 99 % interval against
     one.add(150);
     CHECK(estimateRatio(one, base, 1.05).verdict == RatioEstimate::Verdict::kMeasuring);
 }
+
+TEST_CASE("auto: a busy-poll trial is judged after its core is charged: kept only if its gain per CPU clears gain_margin",
+          "[auto][busypoll]") {
+    // none: CPU 0 busy 1.0, CPUs 1-3 0.2 each, 1.6 CPUs busy; the poll spends one more whole, so a
+    // busy-poll trial counts for 1.6 / 2.6 of what it delivers.
+    const LoadView none = [] {
+        LoadView v;
+        v.add(sample(1, 100000, 0.8, 1.0, 0.2));
+        return v;
+    }();
+    CHECK(costFactor(SteeringMode::kBusyPoll, none) == Approx(1.6 / 2.6));
+    CHECK(costFactor(SteeringMode::kRps, none) == 1);
+    CHECK(costFactor(SteeringMode::kNapi, none) == 1);
+
+    SECTION("twice none delivered: 1.23x after its core, kept") {
+        AutoSteer a(fast({SteeringMode::kBusyPoll}));
+        REQUIRE(enable(a, 100000).decision == "enable");
+        CHECK(a.mode() == SteeringMode::kBusyPoll);
+        CHECK(a.targets() == CpuSet::of({1, 2, 3}));
+        auto k = window(a, 3, 200000);
+        CHECK(k.decision == "keep");
+        CHECK(k.detail.find("none 100000, busypoll 200000 packets/s delivered; busypoll: 2.00x none, 1.23x after its core "
+                            "(none kept 1.6 CPUs busy; the poll spends one more whole)") != std::string::npos);
+        CHECK(a.mode() == SteeringMode::kBusyPoll);
+        CHECK(a.state() == AutoState::kOn);
+    }
+    SECTION("1.6x none delivered is 0.98x after its core: undone, though it delivered more") {
+        AutoSteer a(fast({SteeringMode::kBusyPoll}));
+        enable(a, 100000);
+        auto u = window(a, 3, 160000);
+        CHECK(u.decision == "undo");
+        CHECK(u.reason == "no_gain");
+        CHECK(u.detail.find("busypoll: 1.60x none, 0.98x after its core") != std::string::npos);
+        CHECK(a.mode() == SteeringMode::kNone);
+        CHECK(a.state() == AutoState::kBackoff);
+        // Uncharged, the same numbers keep RPS.
+        AutoSteer r(fast({SteeringMode::kRps}));
+        enable(r, 100000);
+        CHECK(window(r, 3, 160000).decision == "keep");
+    }
+    SECTION("against RPS: the charged rate is compared, so RPS at 1.5x beats busy-poll at 2x (1.23x after its core)") {
+        AutoSteer a(fast({SteeringMode::kBusyPoll, SteeringMode::kRps}));
+        enable(a, 100000);
+        AutoDecision d;
+        for (int from = 3, n = 0; n < 2; ++n, from += 10) {
+            const double pps = a.mode() == SteeringMode::kBusyPoll ? 200000 : 150000;
+            d = window(a, from, pps);
+        }
+        CHECK(d.decision == "keep");
+        CHECK(a.mode() == SteeringMode::kRps);
+        CHECK(d.detail.find("busypoll: 2.00x none, 1.23x after its core") != std::string::npos);
+    }
+}

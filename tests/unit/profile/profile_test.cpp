@@ -101,8 +101,14 @@ TEST_CASE("steering.auto.candidates: rps and xdp in the order given, each once; 
     CHECK(p.steering.autoThresholds.candidates == std::vector<SteeringMode>{SteeringMode::kXdp});
     CHECK(p.steering.autoThresholds.gainMargin == Approx(0.1));
     CHECK(p.steering.autoThresholds.onRxShare == Approx(0.4));  // the rest inherited
+    auto bp = loadProfileText("include: single-queue-gateway\nsteering:\n  auto:\n    candidates: [busypoll, napi, rps]\n", "a.yaml",
+                              shipped()).value();
+    CHECK(bp.steering.autoThresholds.candidates ==
+          std::vector<SteeringMode>{SteeringMode::kBusyPoll, SteeringMode::kNapi, SteeringMode::kRps});
+    CHECK(errorOf("steering:\n  auto:\n    candidates: [auto]\n") ==
+          "bad.yaml:3:18: steering.auto.candidates: expected rps, xdp, napi or busypoll, got 'auto'");
     CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, dpdk]\n") ==
-          "bad.yaml:3:23: steering.auto.candidates: expected rps, xdp or napi, got 'dpdk'");
+          "bad.yaml:3:23: steering.auto.candidates: expected rps, xdp, napi or busypoll, got 'dpdk'");
     CHECK(errorOf("steering:\n  auto:\n    candidates: [rps, rps]\n") == "bad.yaml:3:23: steering.auto.candidates: 'rps' is listed twice");
     CHECK(errorOf("steering:\n  auto:\n    candidates: []\n").find("bad.yaml:3:17: steering.auto.candidates: expected a list") == 0);
     CHECK(errorOf("steering:\n  auto:\n    candidates: rps\n").find("steering.auto.candidates: expected a list") != std::string::npos);
