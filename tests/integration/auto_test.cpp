@@ -342,6 +342,20 @@ TEST_CASE("mode auto leaves busypoll out of its candidates where napi-set has no
     daemon.signal(SIGTERM);
     CHECK(daemon.wait() == 0);
     CHECK(lab.receiver.sysfsRead("class/net/fb/threaded") == "0\n");
+    // plan leaves it out the same way: a note on stderr, and its one look's trials without it.
+    Run plan = lab.receiver.exec({rxtuneBin(), "plan", "--explain", "--profile", (lab.tmp.path / "auto.yaml").string(), "--state-dir",
+                                  (lab.tmp.path / "state").string(), "--run-dir", (lab.tmp.path / "run").string()});
+    INFO(plan.out << plan.err);
+    CHECK((plan.status == 0 || plan.status == 2));
+    if (busyPoll) {
+        CHECK(plan.err.find("busypoll left out") == std::string::npos);
+    } else {
+        CHECK(plan.err.find("rxtune: note: " + left) != std::string::npos);
+        CHECK(plan.out.find("trials (steering.auto.candidates)") != std::string::npos);
+        CHECK(plan.out.find("busypoll (") == std::string::npos);
+        CHECK(plan.out.find("rps (") != std::string::npos);
+    }
+    CHECK(lab.receiver.sysfsRead("class/net/fb/threaded") == "0\n");
 }
 
 TEST_CASE("mode auto skips XDP when someone else's XDP program holds the device, and says so", "[integration][auto]") {

@@ -107,6 +107,18 @@ Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs) {
     return std::optional<StackCounters>(*c);
 }
 
+std::string keepAvailableCandidates(Profile& profile, NetlinkSource& nl, const FileTree& fs) {
+    auto& c = profile.steering.autoThresholds.candidates;
+    if (profile.steering.mode != SteeringMode::kAuto || std::find(c.begin(), c.end(), SteeringMode::kBusyPoll) == c.end()) return "";
+    auto f = nl.napiFeatures();
+    std::string kernel = "unknown";
+    if (fs.exists("proc/sys/kernel/osrelease"))
+        if (auto rel = fs.read("proc/sys/kernel/osrelease")) kernel = trimmed(*rel);
+    auto here = availableCandidates(c, f ? &*f : nullptr, f ? "" : f.error().message(), kernel);
+    c = std::move(here.modes);
+    return here.note;
+}
+
 Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const std::vector<std::string>& interfaces,
                                   const AutoRaw& before, const AutoRaw& after) {
     AutoInputs in;

@@ -59,6 +59,11 @@ Result<AutoRaw> readAutoRaw(const FileTree& fs, const HostSnapshot& snap);
 // This network namespace's stack counters (StackCounters); nullopt where procfs has no snmp.
 Result<std::optional<StackCounters>> readStackCounters(const FileTree& fs);
 
+// Mode auto's candidates cut to what this kernel can put in place (availableCandidates: a busy-poll
+// only where napi-set's policy takes it), in the profile itself, so that neither the daemon nor a
+// one-shot command plans a trial that changes nothing. Returns what was left out and why, or "".
+std::string keepAvailableCandidates(Profile& profile, NetlinkSource& nl, const FileTree& fs);
+
 // The one-shot commands' auto decision: one look over the interval between two raw readings, per
 // interface of the plan; no trial (the daemon does that), said in the explanation.
 Result<AutoInputs> decideAutoOnce(const Profile& profile, const FileTree& fs, const HostSnapshot& snap, const std::vector<std::string>& interfaces,

@@ -55,6 +55,7 @@ Result<Plan> makePlan(const TuneOptions& o, FileTree& fs, Lifecycle& life, Profi
     if (!profile) return failWith(profile.error());
     auto nl = Netlink::open();
     if (!nl) return failWith(nl.error());
+    if (auto note = keepAvailableCandidates(*profile, **nl, fs); !note.empty()) std::cerr << "rxtune: note: mode auto: " << note << "\n";
     XdpSteering xdp(o.bpfDir);
     PlanRequest req;
     req.interfaces = o.interfaces;

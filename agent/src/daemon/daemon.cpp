@@ -126,21 +126,6 @@ Result<Loaded> loadAll(const Sources& src) {
 
 std::uint64_t usec(std::chrono::milliseconds d) { return static_cast<std::uint64_t>(d.count()) * 1000; }
 
-// Mode auto's candidates this kernel can put in place: busy-poll only where napi-set's policy
-// takes it (Linux 6.19+). Left out with a notice, not tried as a trial that changes nothing.
-void dropUnavailableCandidates(Profile& p, NetlinkSource& nl, const FileTree& fs) {
-    auto& c = p.steering.autoThresholds.candidates;
-    if (p.steering.mode != SteeringMode::kAuto || std::find(c.begin(), c.end(), SteeringMode::kBusyPoll) == c.end()) return;
-    auto f = nl.napiFeatures();
-    if (f && f->busyPoll()) return;
-    std::string kernel = "unknown";
-    if (auto rel = fs.read("proc/sys/kernel/osrelease")) kernel = trimmed(*rel);
-    std::erase(c, SteeringMode::kBusyPoll);
-    LOG_N("mode auto: busypoll left out of the candidates: busy-poll needs Linux 6.19 (this kernel: " + kernel + ")" +
-          (f ? "" : "; napi-set's policy could not be read: " + f.error().message()));
-    if (c.empty()) c = {SteeringMode::kRps};
-}
-
 // The composition root: owns the units, and an sd-event loop whose handlers only mark work as
 // due; one idle-priority handler then does it, once per burst of events.
 class Agent {
@@ -161,7 +146,7 @@ public:
           bpf_(metrics),
           datapathMetrics_(*metrics.registry()),
           datapaths_(datapathMetrics_) {
-        dropUnavailableCandidates(profile_, nl_, fs_);
+        if (auto note = keepAvailableCandidates(profile_, nl_, fs_); !note.empty()) LOG_N("mode auto: " + note);
         reconciler_.configure(&profile_, &cfg_.interfaces);
         reconciler_.setRunDir(cfg_.runDir);
     }
@@ -336,12 +321,7 @@ Result<HostSnapshot> Agent::metricsSnapshot() {
     s.nics = std::move(*nics);
     // The steered devices' NAPI kthreads (their CPU time: rxtune_napi_kthread_cpu_seconds) where
     // the profile's steering runs the poll in kthreads.
-    const auto& st = profile_.steering;
-    const bool kthreads = st.mode == SteeringMode::kNapi || st.mode == SteeringMode::kBusyPoll ||
-                          (st.mode == SteeringMode::kAuto &&
-                           std::any_of(st.autoThresholds.candidates.begin(), st.autoThresholds.candidates.end(),
-                                       [](SteeringMode m) { return m == SteeringMode::kNapi || m == SteeringMode::kBusyPoll; }));
-    if (kthreads)
+    if (runsNapiKthreads(profile_.steering))
         for (auto& n : s.nics)
             if (managed.count(n.name))
                 if (auto r = readNapiState(fs_, nl_, n); !r) LOG_W("metrics: " + r.error().message());
@@ -502,7 +482,7 @@ void Agent::reload(bool asked) {
     bpf_.reconfigure(cfg_, next->config);
     cfg_ = std::move(next->config);
     profile_ = std::move(next->profile);
-    dropUnavailableCandidates(profile_, nl_, fs_);
+    if (auto note = keepAvailableCandidates(profile_, nl_, fs_); !note.empty()) LOG_N("mode auto: " + note);
     if (webChanged) {
         LOG_N("scrape endpoint: " + describe(*next->web) + " from now on, on open connections too");
         for (const auto& w : next->web->warnings) LOG_W("web config: " + w);

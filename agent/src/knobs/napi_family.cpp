@@ -122,12 +122,7 @@ public:
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        const auto& c = profile.steering.autoThresholds.candidates;
-        const bool autoNapi = profile.steering.mode == SteeringMode::kAuto && std::any_of(c.begin(), c.end(), [](SteeringMode m) {
-                                  return m == SteeringMode::kNapi || m == SteeringMode::kBusyPoll;
-                              });
-        const bool napiMode = profile.steering.mode == SteeringMode::kNapi || profile.steering.mode == SteeringMode::kBusyPoll;
-        if (!napiMode && !autoNapi) return {};
+        if (!runsNapiKthreads(profile.steering)) return {};
         for (auto& n : snap.nics)
             if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
         return {};

@@ -488,12 +488,12 @@ std::vector<AutoTrial> plannedTrials(const std::vector<SteeringMode>& modes, con
             p.ratio = p.model * p.correction;
             p.pps = p.ratio * none.deliveredPps;
         }
-        const double charge = costFactor(tr.mode, none);
-        if (p.bound * charge < bar) {
+        // A kthread (napi, busypoll) is never bounded (predict), so the bound skips only what
+        // spreads the work over the targets' softirqs; a busy-poll's charge orders it (below).
+        if (p.bound < bar) {
             tr.skipped = true;
             tr.skipWhy = "cannot beat " + ratio(bar) + "x: all the receive work spread over every CPU's time that is not receive work "
-                         "already gives at most " + ratio(p.bound) + "x" +
-                         (charge < 1 ? ", " + ratio(p.bound * charge) + "x after its core" : "");
+                         "already gives at most " + ratio(p.bound) + "x";
         } else if (measuredSkips && p.corrected && p.ratio < 1 - t.worseMargin) {
             tr.skipped = true;
             tr.skipWhy = "its last trial here delivered less than none, and the load has not moved its prediction above " +
@@ -614,6 +614,26 @@ double costFactor(SteeringMode mode, const LoadView& none) {
     if (mode != SteeringMode::kBusyPoll) return 1;
     const double busy = busyCpus(none);
     return busy / (busy + 1);
+}
+
+AvailableCandidates availableCandidates(std::vector<SteeringMode> listed, const NapiFeatures* features, const std::string& unread,
+                                        const std::string& kernel) {
+    AvailableCandidates out;
+    const bool busyPoll = std::find(listed.begin(), listed.end(), SteeringMode::kBusyPoll) != listed.end();
+    if (!busyPoll || (features && features->busyPoll())) {
+        out.modes = std::move(listed);
+        return out;
+    }
+    std::erase(listed, SteeringMode::kBusyPoll);
+    out.note = "busypoll left out of the candidates: " +
+               (features ? "busy-poll needs Linux 6.19 (this kernel: " + kernel + ")"
+                         : "napi-set's policy could not be read, so busy-poll cannot be set (" + unread + "; this kernel: " + kernel + ")");
+    if (listed.empty()) {
+        listed = {SteeringMode::kRps};
+        out.note += "; none of steering.auto.candidates is left, so mode auto trials rps instead";
+    }
+    out.modes = std::move(listed);
+    return out;
 }
 
 AutoDecision AutoSteer::judge(double at, const std::string& last) {

@@ -17,6 +17,7 @@
 
 #include "core/cpuset.hpp"
 #include "core/counters.hpp"
+#include "core/nic.hpp"
 #include "profile/profile.hpp"
 
 namespace rxtune {
@@ -142,6 +143,16 @@ Prediction predict(SteeringMode mode, const CpuSet& targets, unsigned rxCpu, con
 double costFactor(SteeringMode mode, const LoadView& none);
 // "predicted 1.90x none (targets 1-3 have ...)"
 std::string predictionText(const Prediction& p);
+
+// Mode auto's candidates this kernel can put in place: busy-poll only where napi-set's policy takes
+// it (Linux 6.19+). `features` null: the policy could not be read (`unread` says why). `note` says
+// what was left out and why, "" where nothing was; where nothing is left, the default (rps), said so.
+struct AvailableCandidates {
+    std::vector<SteeringMode> modes;
+    std::string note;
+};
+AvailableCandidates availableCandidates(std::vector<SteeringMode> listed, const NapiFeatures* features, const std::string& unread,
+                                        const std::string& kernel);
 
 // One candidate's trial: its mean until its result was clear (or the window ran out, or it was cut).
 struct AutoTrial {

@@ -88,6 +88,16 @@ struct Steering {
     std::uint32_t xdpQsize = 2048;  // cpumap queue size per target CPU
     AutoThresholds autoThresholds;  // mode auto
 };
+// The profile runs the receive poll in NAPI kthreads: mode napi or busypoll, or auto with either
+// among its candidates (what reads each device's NAPI state, its kthreads and their CPU time).
+inline bool runsNapiKthreads(const Steering& s) {
+    const auto kthread = [](SteeringMode m) { return m == SteeringMode::kNapi || m == SteeringMode::kBusyPoll; };
+    if (kthread(s.mode)) return true;
+    if (s.mode != SteeringMode::kAuto) return false;
+    for (SteeringMode m : s.autoThresholds.candidates)
+        if (kthread(m)) return true;
+    return false;
+}
 
 struct Match {
     std::vector<std::string> interfaces;  // name globs; empty = any

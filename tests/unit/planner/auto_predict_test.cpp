@@ -132,6 +132,57 @@ TEST_CASE("planned trials: a candidate that cannot beat the margin is skipped, s
     CHECK_FALSE(plannedTrials({SteeringMode::kRps}, kTargets, {}, 0, none, {{"rps", {0.97 / model, 0}}}, t, 1)[0].skipped);
 }
 
+TEST_CASE("planned trials: a busy-poll is ordered by its prediction after its core, and never skipped by the bound", "[auto][predict][busypoll]") {
+    // CPU 0 half NET_RX (5 us a packet) and half its own work: a busy-poll's kthread takes the whole
+    // poll off it, so its raw prediction (1.67x) beats RPS's (1.48x); 1.6 CPUs were busy, so after
+    // its core it is 1.03x, and RPS goes first.
+    const LoadView none = viewOf(load(1, 100000, 0.5, 1.0, 0.2));
+    const AutoThresholds t = quick({SteeringMode::kBusyPoll, SteeringMode::kRps});
+    auto trials = plannedTrials(t.candidates, kTargets, {}, 0, none, {}, t, 1);
+    REQUIRE(trials.size() == 2);
+    CHECK(trialName(trials[0]) == "rps");
+    CHECK(trialName(trials[1]) == "busypoll");
+    CHECK(trials[0].predicted.ratio == Approx(1.48).epsilon(0.01));
+    CHECK(trials[1].predicted.ratio == Approx(1.67).epsilon(0.01));
+    CHECK(trials[1].predicted.ratio * costFactor(SteeringMode::kBusyPoll, none) == Approx(1.03).epsilon(0.01));
+    CHECK_FALSE(trials[0].skipped);
+    CHECK_FALSE(trials[1].skipped);  // 1.03x after its core is under the bar, yet only a trial can tell: the kthread has no bound
+    // Every CPU full of receive work: RPS is bounded under the bar and skipped, busy-poll is not.
+    AutoSample full = load(1, 100000, 1.0, 1.0, 1.0);
+    for (unsigned c = 1; c < 4; ++c) full.cpus[c] = {1.0, 0.99};
+    trials = plannedTrials({SteeringMode::kRps, SteeringMode::kBusyPoll}, kTargets, {}, 0, viewOf(full), {}, t, 1);
+    REQUIRE(trials.size() == 2);
+    CHECK(trialName(trials[0]) == "busypoll");
+    CHECK(trials[1].skipped);
+    CHECK_FALSE(trials[0].skipped);
+}
+
+TEST_CASE("available candidates: busy-poll only where napi-set takes it, said why, rps where nothing is left", "[auto][busypoll]") {
+    NapiFeatures with;
+    with.napiSet = with.threaded = true;
+    with.threadedMax = 2;
+    NapiFeatures without = with;
+    without.threadedMax = 1;
+    const std::vector<SteeringMode> listed{SteeringMode::kBusyPoll, SteeringMode::kRps};
+    auto here = availableCandidates(listed, &with, "", "7.3.4");
+    CHECK(here.modes == listed);
+    CHECK(here.note.empty());
+    here = availableCandidates(listed, &without, "", "6.18.0");
+    CHECK(here.modes == std::vector<SteeringMode>{SteeringMode::kRps});
+    CHECK(here.note == "busypoll left out of the candidates: busy-poll needs Linux 6.19 (this kernel: 6.18.0)");
+    here = availableCandidates(listed, nullptr, "netlink: no answer", "6.18.0");
+    CHECK(here.modes == std::vector<SteeringMode>{SteeringMode::kRps});
+    CHECK(here.note == "busypoll left out of the candidates: napi-set's policy could not be read, so busy-poll cannot be set "
+                       "(netlink: no answer; this kernel: 6.18.0)");
+    here = availableCandidates({SteeringMode::kBusyPoll}, &without, "", "6.12.117");
+    CHECK(here.modes == std::vector<SteeringMode>{SteeringMode::kRps});
+    CHECK(here.note.ends_with("(this kernel: 6.12.117); none of steering.auto.candidates is left, so mode auto trials rps instead"));
+    // Without busy-poll listed nothing is asked of the features.
+    here = availableCandidates({SteeringMode::kNapi, SteeringMode::kXdp}, nullptr, "", "");
+    CHECK(here.modes == std::vector<SteeringMode>{SteeringMode::kNapi, SteeringMode::kXdp});
+    CHECK(here.note.empty());
+}
+
 namespace {
 
 // Quarter-second samples from `from`: saturated CPU 0 at `pps` (targets `others` busy) until the
