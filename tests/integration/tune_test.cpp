@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
+#include <sys/wait.h>
 
 #include <chrono>
 #include <filesystem>
@@ -220,16 +221,29 @@ TEST_CASE("SIGKILL at random moments never loses an original", "[integration][tu
     }
     const auto applyUs = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0).count();
     REQUIRE(ns.exec(s.args({"revert"})).status == 0);
+    const auto journalFile = s.dir / "state" / "journal.json";
     for (int round = 0; round < 20; ++round) {
         INFO("round " << round);
         // A pre-existing value on one queue, so "original" is not simply zero.
         const std::string dev = "c" + std::to_string(round);
         const std::string marker = std::to_string(1 + round % 2);
         ns.sysfsWrite("class/net/" + dev + "/queues/rx-1/rps_cpus", marker);
+        REQUIRE_FALSE(std::filesystem::exists(journalFile));
         pid_t pid = spawnInNs(ns, s.args({"apply", "--profile", prof}), (s.dir / "err").string());
-        // Kills from a third of an apply's time on: earlier ones land before the journal exists
-        // (planning), which proves nothing; under ASan planning is most of an apply.
-        std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<long>(applyUs / 3, applyUs * 6 / 5)(rng)));
+        if (round % 2 == 0) {
+            // Kills from a third of an apply's time on: earlier ones land before the journal exists
+            // (planning), which proves nothing; under ASan planning is most of an apply.
+            std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<long>(applyUs / 3, applyUs * 6 / 5)(rng)));
+        } else {
+            // Aimed: the kill lands once the journal is on disk, up to 300 us into the writes (the
+            // clock's rounds alone may all land before or after them on a loaded machine).
+            const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+            siginfo_t info{};
+            while (!std::filesystem::exists(journalFile) && std::chrono::steady_clock::now() < end &&
+                   waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == 0)
+                std::this_thread::sleep_for(std::chrono::microseconds(20));
+            std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<long>(0, 300)(rng)));
+        }
         kill(pid, SIGKILL);
         waitStatus(pid);
         // Read as rxtune reads it: the journal and its completion mark.
