@@ -412,8 +412,8 @@ TEST_CASE("mode auto with a SCHED_FIFO hog on the target ends off; with the hog 
     AutoLab lab;
     lab.expensiveReceive(100);
     // One process (chrt and taskset exec), so killing it ends it; it ends by itself after 240 s, a
-    // bound far past this test's waits (on a loaded 2-core machine the daemon's start and the hold
-    // can take most of a minute: a hog that ended by itself then would read as a wrong enable).
+    // bound far past this test's waits before the hold (up to 50 s): a hog that ended by itself
+    // must not read as a wrong enable, and the test requires it still running after the hold.
     auto hog = std::make_unique<Background>(lab.receiver,
                                             std::vector<std::string>{"chrt", "-f", "10", "taskset", "-c", "1", "bash", "-c",
                                                                      "while [ $SECONDS -lt 240 ]; do :; done"},
