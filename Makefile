@@ -63,8 +63,12 @@ $(BUILD)/build.ninja: | deps
 	meson setup $(BUILD) --prefix=/usr -Dbuildtype=release -Ddebug=false
 
 # -g1 (line tables): the sanitizers' reports keep their file:line, at a fifth less compile time.
+# A unity build (8 files per compile): at -O0 under ASan/UBSan most of a file's time went to
+# generating the same inline code as its neighbours; joined, the tree compiles in about half the
+# time. The release build is not one: it is what users build, and it finds a missing #include.
+ASAN_SETUP := -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-g1 -Dunity=on -Dunity_size=8
 $(BUILD_ASAN)/build.ninja: | deps
-	meson setup $(BUILD_ASAN) -Dbuildtype=debug -Db_sanitize=address,undefined -Db_lundef=false -Dcpp_args=-g1
+	meson setup $(BUILD_ASAN) $(ASAN_SETUP)
 
 # Optimised (-O2) like OSS-Fuzz's builds: at -O0 the sanitizers made a legal worst case (the
 # alias walk's 100000 nodes) take seconds, close to the per-input time limit, and runs were 10x fewer.
@@ -89,6 +93,7 @@ fuzz-soak: build-fuzz
 werror: deps $(BUILD)/build.ninja $(BUILD_ASAN)/build.ninja $(BUILD_FUZZ)/build.ninja
 	for b in $(BUILD) $(BUILD_ASAN) $(BUILD_FUZZ); do meson configure $$b -Dwerror=true; done
 	meson configure $(BUILD) -Ddebug=false
+	meson configure $(BUILD_ASAN) -Dunity=on -Dunity_size=8
 
 # What make test builds, and no more (its time on 2 cores must stay under 25 minutes):
 # - the release build: every default target but the unit tests, which run under ASan/UBSan only
@@ -188,7 +193,8 @@ vm-test-arm64: cross-arm64
 # Debian package(s) into build-deb/: dpkg-buildpackage on a clean copy of the tree.
 deb: deps
 	rm -rf build-deb && mkdir -p build-deb/src
-	git ls-files -z --cached --others --exclude-standard | xargs -0 -I{} cp --parents {} build-deb/src/
+	# One tar for the tree's ~9000 files (the fuzz corpus is most of them): a cp per file took 45 s.
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf - | tar -xf - -C build-deb/src
 	cp -r packaging/debian build-deb/src/debian
 	cd build-deb/src && dpkg-buildpackage -us -uc -b -j$$(nproc) > ../build.log 2>&1 || { tail -50 ../build.log; exit 1; }
 	ls build-deb/*.deb

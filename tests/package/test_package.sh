@@ -27,8 +27,7 @@ for p in rxtune rxtune-datapath; do
 done
 
 step "make deb"
-# REUSE_DEB=1 tests the package already in build-deb/ (tests/run_all.sh builds it meanwhile, in
-# the background; or for iterating on this script).
+# REUSE_DEB=1 tests the package already in build-deb/ (for iterating on this script).
 if [ -z "${REUSE_DEB:-}" ]; then
   tests/package/build_deb.sh "$TMP/deb.log"
 fi

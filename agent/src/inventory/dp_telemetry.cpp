@@ -10,15 +10,14 @@ namespace rxtune {
 
 namespace {
 
-using nlohmann::json;
 
-uint64_t u64(const json& o, const char* key) {
+uint64_t u64(const nlohmann::json& o, const char* key) {
     auto it = o.find(key);
     if (it == o.end() || !it->is_number_unsigned()) throw std::invalid_argument(std::string("missing or not a counter: ") + key);
     return it->get<uint64_t>();
 }
 
-std::vector<uint64_t> array(const json& o, const char* key, size_t n) {
+std::vector<uint64_t> array(const nlohmann::json& o, const char* key, size_t n) {
     auto it = o.find(key);
     if (it == o.end() || !it->is_array() || it->size() != n)
         throw std::invalid_argument(std::string("missing or not an array of ") + std::to_string(n) + ": " + key);
@@ -35,10 +34,10 @@ std::vector<uint64_t> array(const json& o, const char* key, size_t n) {
 Result<DatapathStats> parseDatapathStats(std::string_view text) {
     DatapathStats s;
     try {
-        const json root = json::parse(text);
+        const nlohmann::json root = nlohmann::json::parse(text);
         if (!root.is_object() || !root.contains("/rxtune_dp/stats") || !root["/rxtune_dp/stats"].is_object())
             return fail(EPROTO, "parse", "/rxtune_dp/stats", "reply has no /rxtune_dp/stats object (not an rxtune-dp socket?)");
-        const json& o = root["/rxtune_dp/stats"];
+        const nlohmann::json& o = root["/rxtune_dp/stats"];
         s.nic = o.value("nic", "");
         s.tap = o.value("tap", "");
         s.txMode = o.value("tx_mode", "");

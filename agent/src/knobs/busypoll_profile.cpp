@@ -7,15 +7,15 @@ namespace rxtune {
 
 namespace {
 
-constexpr const char* kKey = "steering.busypoll";
+constexpr const char* kBusypollKey = "steering.busypoll";
 
-BusyPollIntent parse(const YAML::Node& v, const Location& where) {
+BusyPollIntent parseBusypoll(const YAML::Node& v, const Location& where) {
     BusyPollIntent in;
     in.where = where;
-    if (!v.IsMap()) yamlcfg::bad(v, kKey, "expected a mapping with cpus and/or fanout");
-    yamlcfg::requireKeys(v, kKey, {"cpus", "fanout"});
+    if (!v.IsMap()) yamlcfg::bad(v, kBusypollKey, "expected a mapping with cpus and/or fanout");
+    yamlcfg::requireKeys(v, kBusypollKey, {"cpus", "fanout"});
     if (auto c = v["cpus"]) {
-        const std::string key = std::string(kKey) + ".cpus";
+        const std::string key = std::string(kBusypollKey) + ".cpus";
         const std::string text = yamlcfg::scalar(c, key);
         auto set = CpuSet::parseList(text);
         if (!set || set->empty()) yamlcfg::bad(c, key, "expected a cpulist (3, or 2-3 for two RX NAPIs), got '" + text + "'");
@@ -24,7 +24,7 @@ BusyPollIntent parse(const YAML::Node& v, const Location& where) {
         in.cpusWhere = {where.file, static_cast<unsigned>(m.line + 1), static_cast<unsigned>(m.column + 1)};
     }
     if (auto f = v["fanout"]) {
-        const std::string key = std::string(kKey) + ".fanout";
+        const std::string key = std::string(kBusypollKey) + ".fanout";
         const std::string text = yamlcfg::scalar(f, key);
         if (text != "rps" && text != "none") yamlcfg::bad(f, key, "expected rps or none, got '" + text + "'");
         in.rpsFanout = text == "rps";
@@ -33,7 +33,7 @@ BusyPollIntent parse(const YAML::Node& v, const Location& where) {
 }
 
 // A later file's value replaces its includes' whole.
-const SectionRegistration kRegistered{{ProfileSection::of(kBusyPoll, parse)}};
+const SectionRegistration kBusypollRegistered{{ProfileSection::of(kBusyPoll, parseBusypoll)}};
 
 }  // namespace
 

@@ -10,7 +10,7 @@ namespace rxtune {
 
 namespace {
 
-CoalesceIntent parse(const YAML::Node& n, const Location& where) {
+CoalesceIntent parseCoalesce(const YAML::Node& n, const Location& where) {
     std::set<std::string> keys;
     for (const auto& a : coalesceMessage().attrs) keys.insert(a.name);
     yamlcfg::requireKeys(n, std::string(kCoalesceSection.name), keys);
@@ -31,7 +31,7 @@ void merge(CoalesceIntent& b, const CoalesceIntent& o) {
     b.where = o.where;
 }
 
-const SectionRegistration kRegistered{{ProfileSection::of(kCoalesceSection, parse, merge)}};
+const SectionRegistration kCoalesceRegistered{{ProfileSection::of(kCoalesceSection, parseCoalesce, merge)}};
 
 }  // namespace
 

@@ -30,8 +30,8 @@ public:
     }
 };
 
-const DefaultMaskFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 110};
+const DefaultMaskFamily kDefaultMaskFamily;
+const FamilyRegistration kDefaultMaskRegistered{kDefaultMaskFamily, 110};
 
 }  // namespace
 

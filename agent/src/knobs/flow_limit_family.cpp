@@ -201,8 +201,8 @@ public:
     }
 };
 
-const FlowLimitFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 120};
+const FlowLimitFamily kFlowLimitFamily;
+const FamilyRegistration kFlowLimitRegistered{kFlowLimitFamily, 120};
 
 }  // namespace
 

@@ -7,20 +7,20 @@ namespace rxtune {
 
 namespace {
 
-constexpr const char* kKey = "steering.flow_limit";
+constexpr const char* kFlowLimitKey = "steering.flow_limit";
 
-FlowLimitIntent parse(const YAML::Node& v, const Location& where) {
+FlowLimitIntent parseFlowLimit(const YAML::Node& v, const Location& where) {
     FlowLimitIntent in;
     in.where = where;
     if (!v.IsMap()) {
-        in.enabled = yamlcfg::boolean(v, kKey);
+        in.enabled = yamlcfg::boolean(v, kFlowLimitKey);
         return in;
     }
-    yamlcfg::requireKeys(v, kKey, {"enabled", "table_len"});
+    yamlcfg::requireKeys(v, kFlowLimitKey, {"enabled", "table_len"});
     in.enabled = true;
-    if (auto e = v["enabled"]) in.enabled = yamlcfg::boolean(e, std::string(kKey) + ".enabled");
+    if (auto e = v["enabled"]) in.enabled = yamlcfg::boolean(e, std::string(kFlowLimitKey) + ".enabled");
     if (auto t = v["table_len"]) {
-        const std::string key = std::string(kKey) + ".table_len";
+        const std::string key = std::string(kFlowLimitKey) + ".table_len";
         const auto len = yamlcfg::integer<std::uint32_t>(t, key, 1, kFlowLimitMaxTableLen);
         if ((len & (len - 1)) != 0) yamlcfg::bad(t, key, "expected a power of two (the kernel takes no other), got " + std::to_string(len));
         in.tableLen = len;
@@ -29,7 +29,7 @@ FlowLimitIntent parse(const YAML::Node& v, const Location& where) {
 }
 
 // A later file's value replaces its includes' whole.
-const SectionRegistration kRegistered{{ProfileSection::of(kFlowLimit, parse)}};
+const SectionRegistration kFlowLimitRegistered{{ProfileSection::of(kFlowLimit, parseFlowLimit)}};
 
 }  // namespace
 

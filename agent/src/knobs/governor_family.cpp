@@ -13,8 +13,8 @@ namespace {
 
 constexpr std::string_view kGovernorInfo = "rxtune_cpu_governor_info";
 
-constexpr std::string_view kPrefix = "sys/devices/system/cpu/cpu";
-constexpr std::string_view kFile = "/cpufreq/scaling_governor";
+constexpr std::string_view kGovernorPrefix = "sys/devices/system/cpu/cpu";
+constexpr std::string_view kGovernorFile = "/cpufreq/scaling_governor";
 
 class GovernorFamily final : public KnobFamily {
 public:
@@ -45,11 +45,11 @@ public:
 
     std::string_view name() const override { return "governor"; }
     std::string id(const KnobKey& k) const override { return "cpu" + std::to_string(k.cpu) + " governor"; }
-    std::string path(const KnobKey& k) const override { return paths::cpuDir(static_cast<unsigned>(k.cpu)) + std::string(kFile); }
+    std::string path(const KnobKey& k) const override { return paths::cpuDir(static_cast<unsigned>(k.cpu)) + std::string(kGovernorFile); }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kPrefix);
-        if (!rest || !rest->ends_with(kFile)) return std::nullopt;
-        auto cpu = pathkey::number(rest->substr(0, rest->size() - kFile.size()));
+        auto rest = pathkey::after(p, kGovernorPrefix);
+        if (!rest || !rest->ends_with(kGovernorFile)) return std::nullopt;
+        auto cpu = pathkey::number(rest->substr(0, rest->size() - kGovernorFile.size()));
         if (!cpu) return std::nullopt;
         KnobKey k{"governor", "", "governor"};
         k.cpu = *cpu;
@@ -86,8 +86,8 @@ public:
     }
 };
 
-const GovernorFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 300};
+const GovernorFamily kGovernorFamily;
+const FamilyRegistration kGovernorRegistered{kGovernorFamily, 300};
 
 }  // namespace
 

@@ -7,7 +7,7 @@ namespace rxtune {
 
 namespace {
 
-GovernorIntent parse(const YAML::Node& g, const Location& where) {
+GovernorIntent parseGovernor(const YAML::Node& g, const Location& where) {
     GovernorIntent in;
     in.where = where;
     if (g.IsScalar()) in.names.push_back(g.Scalar());
@@ -22,7 +22,7 @@ GovernorIntent parse(const YAML::Node& g, const Location& where) {
 }
 
 // A file's list replaces its includes' (the order is the preference).
-const SectionRegistration kRegistered{{ProfileSection::of(kGovernorSection, parse)}};
+const SectionRegistration kGovernorRegistered{{ProfileSection::of(kGovernorSection, parseGovernor)}};
 
 }  // namespace
 

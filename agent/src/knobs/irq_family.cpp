@@ -22,9 +22,9 @@ namespace rxtune {
 namespace {
 
 constexpr std::string_view kIrqDir = "proc/irq/";
-constexpr std::string_view kFile = "/smp_affinity_list";
+constexpr std::string_view kIrqFile = "/smp_affinity_list";
 
-const IrqIntent& intentOf(const Profile& p) { return irqIntentOf(p); }
+const IrqIntent& intentOfIrq(const Profile& p) { return irqIntentOf(p); }
 
 const InterruptsBefore* earlier(const PlanInput& in) {
     return in.opts.memory.families.get(kInterruptsBefore);
@@ -61,7 +61,7 @@ struct IrqChoice {
 };
 
 IrqChoice choose(const PlanInput& in, const Nic& nic) {
-    const IrqIntent& want = intentOf(in.profile);
+    const IrqIntent& want = intentOfIrq(in.profile);
     const Topology& host = in.snap.host;
     IrqChoice c;
     if (want.kind == IrqIntent::Kind::kList) {
@@ -192,13 +192,13 @@ public:
     std::string_view name() const override { return "irq"; }
     std::string id(const KnobKey& k) const override { return irqId(k.device, static_cast<unsigned>(k.irq), k.name); }
     std::string path(const KnobKey& k) const override {
-        return paths::irqFile(static_cast<unsigned>(k.irq), std::string(kFile).substr(1));
+        return paths::irqFile(static_cast<unsigned>(k.irq), std::string(kIrqFile).substr(1));
     }
     std::string settingLabel(const KnobKey&) const override { return "irq_affinity"; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view id) const override {
         auto rest = pathkey::after(p, kIrqDir);
-        if (!rest || !rest->ends_with(kFile)) return std::nullopt;
-        auto n = pathkey::number(rest->substr(0, rest->size() - kFile.size()));
+        if (!rest || !rest->ends_with(kIrqFile)) return std::nullopt;
+        auto n = pathkey::number(rest->substr(0, rest->size() - kIrqFile.size()));
         // A device's name has no whitespace (the kernel's rule): it ends at the first space.
         const auto at = id.find(' ');
         const std::string marker = " irq " + (n ? std::to_string(*n) : std::string()) + " ";
@@ -209,13 +209,13 @@ public:
     }
 
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        if (intentOf(profile).kind == IrqIntent::Kind::kKeep) return {};
+        if (intentOfIrq(profile).kind == IrqIntent::Kind::kKeep) return {};
         return readHost(io, snap);
     }
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override { return readHost(io, snap); }
 
     void shapeDevice(const PlanInput& in, Nic& nic) const override {
-        if (intentOf(in.profile).kind == IrqIntent::Kind::kKeep) return;
+        if (intentOfIrq(in.profile).kind == IrqIntent::Kind::kKeep) return;
         const IrqChoice c = choose(in, nic);
         if (!c.skip.empty()) return;
         for (auto& i : nic.irqs)
@@ -227,7 +227,7 @@ public:
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
-        const IrqIntent& want = intentOf(in.profile);
+        const IrqIntent& want = intentOfIrq(in.profile);
         if (want.kind == IrqIntent::Kind::kKeep) return {};
         const Nic& nic = d.nic;
         const auto irqs = rxIrqs(nic);
@@ -315,14 +315,14 @@ public:
     bool writeIsExact(const KnobKey&, ValueKind, const std::string&, const Plan*) const override { return false; }
 
     void beforePlan(HookContext& c, const Profile& p, bool, PlanMemory& memory) const override {
-        irqBeforePlan(c, intentOf(p).kind == IrqIntent::Kind::kAuto, memory);
+        irqBeforePlan(c, intentOfIrq(p).kind == IrqIntent::Kind::kAuto, memory);
     }
     void afterSnapshot(HookContext& c, const Profile& p, bool wholeHost, const HostSnapshot& snap) const override {
-        irqAfterSnapshot(c, intentOf(p).kind == IrqIntent::Kind::kAuto, wholeHost, snap);
+        irqAfterSnapshot(c, intentOfIrq(p).kind == IrqIntent::Kind::kAuto, wholeHost, snap);
     }
     void beforeWrites(HookContext& c, const Plan& plan) const override { irqBeforeWrites(c, plan); }
     void afterApply(HookContext& c, const Profile* p, ApplyStage stage) const override {
-        irqAfterApply(c, !p || intentOf(*p).kind == IrqIntent::Kind::kKeep, stage);
+        irqAfterApply(c, !p || intentOfIrq(*p).kind == IrqIntent::Kind::kKeep, stage);
     }
     bool driftCorrected(HookContext& c, const Setting& s, CounterSink& metrics) const override { return irqDriftCorrected(c, s, metrics); }
     bool othersMove(const KnobKey& k) const override { return k.irq >= 0; }
@@ -393,8 +393,8 @@ private:
     }
 };
 
-const IrqFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 240};
+const IrqFamily kIrqFamily;
+const FamilyRegistration kIrqRegistered{kIrqFamily, 240};
 
 }  // namespace
 

@@ -7,7 +7,7 @@ namespace rxtune {
 
 namespace {
 
-IrqIntent parse(const YAML::Node& c, const Location& where) {
+IrqIntent parseIrq(const YAML::Node& c, const Location& where) {
     IrqIntent in;
     in.where = where;
     const auto v = yamlcfg::scalar(c, "irq.cpus");
@@ -22,7 +22,7 @@ IrqIntent parse(const YAML::Node& c, const Location& where) {
     return in;
 }
 
-const SectionRegistration kRegistered{{ProfileSection::of(kIrqSection, parse)}};
+const SectionRegistration kIrqRegistered{{ProfileSection::of(kIrqSection, parseIrq)}};
 
 }  // namespace
 

@@ -19,13 +19,13 @@ namespace rxtune {
 namespace {
 
 // What readNapiState found of the device; nothing (no threaded file, no instance) where it was not read.
-const NapiState& napiStateOf(const Nic& n) {
+const NapiState& napiStateOfNapiDefer(const Nic& n) {
     static const NapiState none;
     const NapiState* st = napiOf(n);
     return st ? *st : none;
 }
 
-constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kNapiDeferNet = "sys/class/net/";
 
 // One attribute: its profile key, what napi-set says of it, its per-NAPI value and whether the
 // device has a sysfs file of its name.
@@ -77,7 +77,7 @@ public:
         return role ? k.name + " " + role->str() : k.name;
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kNet);
+        auto rest = pathkey::after(p, kNapiDeferNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
         if (!dev) return std::nullopt;
@@ -121,7 +121,7 @@ public:
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
-        const NapiState& napi = napiStateOf(nic);
+        const NapiState& napi = napiStateOfNapiDefer(nic);
         for (const Attr& a : kAttrs) {
             const DeferValue* value = wanted(in.profile, a);
             if (!value) continue;
@@ -212,8 +212,8 @@ private:
     }
 };
 
-const NapiDeferFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 230};
+const NapiDeferFamily kNapiDeferFamily;
+const FamilyRegistration kNapiDeferRegistered{kNapiDeferFamily, 230};
 
 }  // namespace
 

@@ -15,7 +15,7 @@ ProfileSection section(Slot<DeferValue> slot, std::uint64_t max) {
     });
 }
 
-const SectionRegistration kRegistered{{section(kGroFlushTimeout, 3600ULL * 1000000000ULL), section(kNapiDeferHardIrqs, 2147483647ULL),
+const SectionRegistration kNapiDeferRegistered{{section(kGroFlushTimeout, 3600ULL * 1000000000ULL), section(kNapiDeferHardIrqs, 2147483647ULL),
                                       section(kIrqSuspendTimeout, 3600ULL * 1000000000ULL)}};
 
 }  // namespace

@@ -21,13 +21,13 @@ namespace rxtune {
 namespace {
 
 // What readNapiState found of the device; nothing (no threaded file, no instance) where it was not read.
-const NapiState& napiStateOf(const Nic& n) {
+const NapiState& napiStateOfNapi(const Nic& n) {
     static const NapiState none;
     const NapiState* st = napiOf(n);
     return st ? *st : none;
 }
 
-constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kNapiNet = "sys/class/net/";
 constexpr std::string_view kThreaded = "threaded";
 constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
 constexpr std::string_view kKthread = "kthread";         // one NAPI's kthread's CPUs (napi/rx-0/kthread)
@@ -109,7 +109,7 @@ public:
         return k.name == kThreaded ? "threaded" : "napi_kthreads";
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kNet);
+        auto rest = pathkey::after(p, kNapiNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
         if (!dev) return std::nullopt;
@@ -138,7 +138,7 @@ public:
         if (d.mode == SteeringMode::kBusyPoll) return planBusyPoll(d, p);
         if (d.mode != SteeringMode::kNapi) return {};
         const Nic& nic = d.nic;
-        const NapiState& napi = napiStateOf(nic);
+        const NapiState& napi = napiStateOfNapi(nic);
         if (!napi.threaded) {
             p.skipped.push_back({nic.name + " steering", "mode napi: the kernel shows no " + nic.name +
                                                              "/threaded (threaded NAPI needs Linux 5.12+)"});
@@ -300,7 +300,7 @@ private:
     // Each RX NAPI's threaded to busy-poll, then its kthread (which that creates) to its CPU.
     Result<void> planBusyPoll(const DeviceSteering& d, Plan& p) const {
         const Nic& nic = d.nic;
-        const NapiState& st = napiStateOf(nic);
+        const NapiState& st = napiStateOfNapi(nic);
         std::map<NapiRole, const NapiInfo*> byRole;
         for (const auto& [role, n] : napiRoles(st.instances, st.queues.value_or(std::vector<NapiQueue>{}))) byRole[role] = n;
         for (const auto& [role, cpu] : d.pollers) {
@@ -365,8 +365,8 @@ private:
     }
 };
 
-const NapiFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 220};
+const NapiFamily kNapiFamily;
+const FamilyRegistration kNapiRegistered{kNapiFamily, 220};
 
 }  // namespace
 

@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::string_view kSteeringCpus = "rxtune_queue_steering_cpus";
 
-constexpr std::string_view kNet = "sys/class/net/";
+constexpr std::string_view kQueueNet = "sys/class/net/";
 
 KnobKey queueKey(const std::string& dev, bool tx, unsigned index, std::string file) {
     KnobKey k{"queue", dev, std::move(file)};
@@ -65,7 +65,7 @@ public:
         return paths::queueFile(k.device, k.tx ? paths::QueueDir::kTx : paths::QueueDir::kRx, static_cast<unsigned>(k.queue), k.name);
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kNet);
+        auto rest = pathkey::after(p, kQueueNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
         if (!dev) return std::nullopt;
@@ -174,8 +174,8 @@ public:
     }
 };
 
-const QueueFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 210};
+const QueueFamily kQueueFamily;
+const FamilyRegistration kQueueRegistered{kQueueFamily, 210};
 
 }  // namespace
 

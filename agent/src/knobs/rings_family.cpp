@@ -15,13 +15,13 @@ namespace rxtune {
 
 namespace {
 
-constexpr std::string_view kNet = "sys/class/net/";
-constexpr std::string_view kDir = "ethtool-rings/";  // not a file: the device's ring sizes
+constexpr std::string_view kRingsNet = "sys/class/net/";
+constexpr std::string_view kRingsDir = "ethtool-rings/";  // not a file: the device's ring sizes
 
 using json = nlohmann::ordered_json;
 
 // RINGS_GET / RINGS_SET's sizes, by the names detect shows (and fixtures hold).
-const EthtoolMessage& message() {
+const EthtoolMessage& messageRings() {
     static const EthtoolMessage m{"rings",
                                   ETHTOOL_MSG_RINGS_GET,
                                   ETHTOOL_MSG_RINGS_SET,
@@ -42,7 +42,7 @@ struct Rings {
 constexpr Slot<Rings> kRingsFacts{"rings"};
 
 Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
-    auto v = nl.ethtoolGet(message(), dev);
+    auto v = nl.ethtoolGet(messageRings(), dev);
     if (!v) return failWith(v.error());
     Rings r;
     r.supported = v->supported;
@@ -57,7 +57,7 @@ Result<Rings> askRings(NetlinkSource& nl, const std::string& dev) {
 
 const Rings* ringsOf(const Nic& n) { return n.fact(kRingsFacts); }
 
-const RingsIntent& intentOf(const Profile& p) { return ringsIntentOf(p); }
+const RingsIntent& intentOfRings(const Profile& p) { return ringsIntentOf(p); }
 
 // What says the RX ring runs short, "" for nothing: the device's drops and missed frames (drivers
 // count a full ring in one or the other), and softnet's squeezes and drops on the CPUs that take
@@ -90,21 +90,21 @@ class RingsFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "rings"; }
     std::string id(const KnobKey& k) const override { return k.device + " ring " + k.name; }
-    std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kDir) + k.name; }
+    std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kRingsDir) + k.name; }
     std::string settingLabel(const KnobKey& k) const override { return "ring_" + k.name; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kNet);
+        auto rest = pathkey::after(p, kRingsNet);
         if (!rest) return std::nullopt;
         auto dev = pathkey::head(*rest);
         if (!dev) return std::nullopt;
-        auto which = pathkey::after(dev->second, kDir);
+        auto which = pathkey::after(dev->second, kRingsDir);
         if (!which || (*which != "rx" && *which != "tx")) return std::nullopt;
         return KnobKey{"rings", dev->first, std::string(*which)};
     }
 
     // Physical NICs' rings are read for every plan (the advice below); virtual devices have none.
     Result<void> readInto(const Profile& profile, const SnapshotIo& io, HostSnapshot& snap) const override {
-        const bool asked = intentOf(profile).rx.set() || intentOf(profile).tx.set();
+        const bool asked = intentOfRings(profile).rx.set() || intentOfRings(profile).tx.set();
         bool couldGrow = false;
         for (auto& n : snap.nics) {
             if (!ringsOf(n) && (asked || n.kind == "physical")) {
@@ -130,7 +130,7 @@ public:
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
         const Nic& nic = d.nic;
-        const RingsIntent& want = intentOf(in.profile);
+        const RingsIntent& want = intentOfRings(in.profile);
         const Rings* rings = ringsOf(nic);
         if (rings && rings->supported && !want.rx.set() && rings->rx < rings->rxMax)
             if (auto why = ringPressure(nic, in.snap); !why.empty())
@@ -174,7 +174,7 @@ public:
         if (!io.services.get<NetlinkSource>()) return fail(ENOTSUP, "ethtool RINGS_SET", k.device, "no netlink here");
         std::uint32_t n = 0;
         if (!parseUnsigned(trimmed(value), n)) return fail(EINVAL, "ethtool RINGS_SET", k.device, "'" + value + "' is not a ring size");
-        return io.services.get<NetlinkSource>()->ethtoolSet(message(), k.device, {{k.name, n}});
+        return io.services.get<NetlinkSource>()->ethtoolSet(messageRings(), k.device, {{k.name, n}});
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
     bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }
@@ -198,8 +198,8 @@ public:
     }
 };
 
-const RingsFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 250};
+const RingsFamily kRingsFamily;
+const FamilyRegistration kRingsRegistered{kRingsFamily, 250};
 
 }  // namespace
 

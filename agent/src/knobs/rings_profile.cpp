@@ -20,7 +20,7 @@ RingSize parseSize(const YAML::Node& v, const std::string& key) {
     return s;
 }
 
-RingsIntent parse(const YAML::Node& n, const Location& where) {
+RingsIntent parseRings(const YAML::Node& n, const Location& where) {
     yamlcfg::requireKeys(n, "nic.rings", {"rx", "tx"});
     RingsIntent in;
     in.where = where;
@@ -36,7 +36,7 @@ void merge(RingsIntent& b, const RingsIntent& o) {
     b.where = o.where;
 }
 
-const SectionRegistration kRegistered{{ProfileSection::of(kRingsSection, parse, merge)}};
+const SectionRegistration kRingsRegistered{{ProfileSection::of(kRingsSection, parseRings, merge)}};
 
 }  // namespace
 

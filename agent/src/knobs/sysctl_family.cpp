@@ -15,7 +15,7 @@ namespace rxtune {
 
 namespace {
 
-constexpr std::string_view kPrefix = "proc/sys/";
+constexpr std::string_view kSysctlPrefix = "proc/sys/";
 
 std::vector<std::int64_t> numbersOf(const std::string& v) {
     std::vector<std::int64_t> out;
@@ -65,7 +65,7 @@ public:
     std::string id(const KnobKey& k) const override { return "sysctl " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::sysctl(k.name); }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kPrefix);
+        auto rest = pathkey::after(p, kSysctlPrefix);
         if (!rest || rest->empty()) return std::nullopt;
         std::string key(*rest);
         std::replace(key.begin(), key.end(), '/', '.');
@@ -132,8 +132,8 @@ public:
     }
 };
 
-const SysctlFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 100};
+const SysctlFamily kSysctlFamily;
+const FamilyRegistration kSysctlRegistered{kSysctlFamily, 100};
 
 }  // namespace
 

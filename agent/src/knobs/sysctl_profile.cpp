@@ -26,7 +26,7 @@ std::int64_t number(const YAML::Node& n, const std::string& key, const std::stri
 }
 
 // Keys are sysctl names, checked one by one rather than against a fixed set.
-SysctlIntents parse(const YAML::Node& s, const Location& where) {
+SysctlIntents parseSysctl(const YAML::Node& s, const Location& where) {
     if (!s.IsMap()) yamlcfg::bad(s, "sysctl", "expected a mapping of sysctl names to values");
     SysctlIntents out;
     for (const auto& kv : s) {
@@ -63,7 +63,7 @@ void merge(SysctlIntents& b, const SysctlIntents& over) {
     for (const auto& [k, v] : over) b[k] = v;
 }
 
-const SectionRegistration kRegistered{{ProfileSection::of(kSysctlSection, parse, merge)}};
+const SectionRegistration kSysctlRegistered{{ProfileSection::of(kSysctlSection, parseSysctl, merge)}};
 
 }  // namespace
 

@@ -9,7 +9,7 @@ namespace rxtune {
 
 namespace {
 
-constexpr std::string_view kName = "xdp";
+constexpr std::string_view kXdpName = "xdp";
 
 // rxtune's XDP steering on the device now, as readInto found it ("" none, or not read).
 std::string installed(const Nic& n) {
@@ -17,16 +17,16 @@ std::string installed(const Nic& n) {
     return spec ? *spec : std::string();
 }
 
-constexpr std::string_view kPrefix = "sys/fs/bpf/rxtune/";  // a knob's path only; the pins live per netns
+constexpr std::string_view kXdpPrefix = "sys/fs/bpf/rxtune/";  // a knob's path only; the pins live per netns
 
 class XdpFamily final : public KnobFamily {
 public:
     std::string_view name() const override { return "xdp"; }
     std::string id(const KnobKey& k) const override { return k.device + " xdp steering"; }
-    std::string path(const KnobKey& k) const override { return std::string(kPrefix) + k.device; }
+    std::string path(const KnobKey& k) const override { return std::string(kXdpPrefix) + k.device; }
     std::string settingLabel(const KnobKey&) const override { return "steering"; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kPrefix);
+        auto rest = pathkey::after(p, kXdpPrefix);
         if (!rest || rest->empty() || rest->find('/') != std::string_view::npos) return std::nullopt;
         return KnobKey{"xdp", std::string(*rest), "steering"};
     }
@@ -84,8 +84,8 @@ public:
     }
 };
 
-const XdpFamily kFamily;
-const FamilyRegistration kRegistered{kFamily, 200};
+const XdpFamily kXdpFamily;
+const FamilyRegistration kXdpRegistered{kXdpFamily, 200};
 
 }  // namespace
 

@@ -12,7 +12,7 @@ namespace rxtune {
 
 namespace {
 
-std::string pct(double v) { return std::to_string(static_cast<int>(v * 100 + 0.5)) + "%"; }
+std::string percent(double v) { return std::to_string(static_cast<int>(v * 100 + 0.5)) + "%"; }
 std::string pps(double v) { return rounded(v); }
 std::string ratio(double v) {
     char b[32];
@@ -254,31 +254,31 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
         const CpuLoad l = s.cpus.count(cpu) ? s.cpus.at(cpu) : CpuLoad{};
         const double idle = std::max(0.0, 1.0 - l.busy);
         if (cpu == rxCpu) {
-            c.why[cpu] = "left out: the receive CPU (NET_RX " + pct(rx.netRx) + ", busy " + pct(rx.busy) + ")";
+            c.why[cpu] = "left out: the receive CPU (NET_RX " + percent(rx.netRx) + ", busy " + percent(rx.busy) + ")";
         } else if (!others.contains(cpu)) {
             c.why[cpu] = "left out: SMT sibling of the receive CPU";
         } else if (idle < t_.minSpare) {
-            c.why[cpu] = "left out: only " + pct(idle) + " idle (needs " + pct(t_.minSpare) + ")";
+            c.why[cpu] = "left out: only " + percent(idle) + " idle (needs " + percent(t_.minSpare) + ")";
         } else {
             spare.emplace_back(idle, cpu);
-            c.why[cpu] = "chosen: " + pct(idle) + " idle";
+            c.why[cpu] = "chosen: " + percent(idle) + " idle";
         }
     }
     if (!saturated(rx)) {
-        c.verdict = "receive CPU " + std::to_string(rxCpu) + " is not saturated by receive work (NET_RX " + pct(rx.netRx) +
-                    ", busy " + pct(rx.busy) + ", " + pps(rx.squeezed) + " squeezes/s; steering needs busy >= " + pct(t_.busyOn) +
-                    " and NET_RX >= " + pct(t_.onRxShare) + ", or >= " + pct(t_.onRxShare / 2) + " with squeezes)";
+        c.verdict = "receive CPU " + std::to_string(rxCpu) + " is not saturated by receive work (NET_RX " + percent(rx.netRx) +
+                    ", busy " + percent(rx.busy) + ", " + pps(rx.squeezed) + " squeezes/s; steering needs busy >= " + percent(t_.busyOn) +
+                    " and NET_RX >= " + percent(t_.onRxShare) + ", or >= " + percent(t_.onRxShare / 2) + " with squeezes)";
         for (auto& [cpu, why] : c.why)
             if (why.starts_with("chosen")) why = "would qualify (" + why.substr(8) + "), but steering stays off";
         return c;
     }
     for (const auto& [idle, cpu] : spare) c.targets.add(cpu);
     c.verdict = c.targets.empty()
-                    ? "receive CPU " + std::to_string(rxCpu) + " is saturated (NET_RX " + pct(rx.netRx) +
-                          ", " + pps(rx.squeezed) + " squeezes/s) but no other CPU has " + pct(t_.minSpare) +
+                    ? "receive CPU " + std::to_string(rxCpu) + " is saturated (NET_RX " + percent(rx.netRx) +
+                          ", " + pps(rx.squeezed) + " squeezes/s) but no other CPU has " + percent(t_.minSpare) +
                           " idle: steering would only move the bottleneck"
-                    : "receive CPU " + std::to_string(rxCpu) + " is saturated (NET_RX " + pct(rx.netRx) + ", busy " +
-                          pct(rx.busy) + ", " + pps(rx.squeezed) + " squeezes/s): steer to CPUs " + c.targets.toList();
+                    : "receive CPU " + std::to_string(rxCpu) + " is saturated (NET_RX " + percent(rx.netRx) + ", busy " +
+                          percent(rx.busy) + ", " + pps(rx.squeezed) + " squeezes/s): steer to CPUs " + c.targets.toList();
     return c;
 }
 
@@ -575,7 +575,7 @@ AutoDecision AutoSteer::stepOn(const AutoSample& s) {
     }
     if (badSince_ < 0) badSince_ = s.at - s.span;
     if (s.at - badSince_ < t_.sustainSeconds - 1e-9) return {};
-    const std::string numbers = std::string(candidateName(mode_)) + " to " + targets_.toList() + ": targets busy >= " + pct(targetBusy) +
+    const std::string numbers = std::string(candidateName(mode_)) + " to " + targets_.toList() + ": targets busy >= " + percent(targetBusy) +
                                 ", delivered " + pps(s.deliveredPps) + " packets/s (kept at " + pps(committedPps_) + ", none " +
                                 pps(baselinePps_) + "), lost " + pps(s.lossPps) + "/s";
     targets_ = CpuSet{};
@@ -671,7 +671,7 @@ AutoDecision AutoSteer::judge(double at, const std::string& last) {
     targets_ = CpuSet{};
     state_ = AutoState::kBackoff;
     backoffUntil_ = at + t_.backoffSeconds;
-    return {"undo", reason, numbers + ": none beats no steering by " + pct(t_.gainMargin) + ", steering off for " +
+    return {"undo", reason, numbers + ": none beats no steering by " + percent(t_.gainMargin) + ", steering off for " +
                                 pps(t_.backoffSeconds) + " s", true};
 }
 

@@ -12,7 +12,7 @@
 
 namespace rxtune {
 
-using json = nlohmann::json;
+using Json = nlohmann::json;  // not `json`: cli/detect_output.cpp's is the ordered one (a unity build joins them)
 
 
 const Original* Journal::original(const std::string& path) const {
@@ -29,7 +29,7 @@ namespace {
 // an unsigned, 1e30) is a damaged journal: converting it would be undefined behaviour (the fuzzer
 // found `"version": 2222...2`).
 template <class T>
-T integerField(const json& j, const char* key, T def) {
+T integerField(const Json& j, const char* key, T def) {
     auto it = j.find(key);
     if (it == j.end()) return def;
     if (it->is_number_unsigned()) {
@@ -41,19 +41,19 @@ T integerField(const json& j, const char* key, T def) {
             (v < 0 || static_cast<std::uint64_t>(v) <= static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
             return static_cast<T>(v);
     }
-    throw json::type_error::create(302, std::string("'") + key + "' is not an integer in range", it.operator->());
+    throw Json::type_error::create(302, std::string("'") + key + "' is not an integer in range", it.operator->());
 }
 
 // An entry's typed key, where it has one (a journal of the build before has none: its key is then
 // recovered from the path, knobs/registry.cpp's recoverKeys). family "" marks "not stored".
-KnobKey keyField(const json& entry) {
+KnobKey keyField(const Json& entry) {
     KnobKey k;
     k.family.clear();
     auto it = entry.find("key");
     if (it == entry.end()) return k;
-    const json& j = *it;
+    const Json& j = *it;
     k.family = j.at("family").get<std::string>();
-    if (k.family.empty()) throw json::type_error::create(302, "a key without its family", &j);
+    if (k.family.empty()) throw Json::type_error::create(302, "a key without its family", &j);
     k.device = j.value("device", "");
     k.name = j.value("name", "");
     k.queue = integerField<int>(j, "queue", -1);
@@ -77,12 +77,12 @@ bool checkedPath(const std::string& p) {
 void applyMark(Journal& out, std::optional<std::string_view> mark) {
     if (!mark) return;
     try {
-        json m = json::parse(*mark);
+        Json m = Json::parse(*mark);
         if (m.is_object() && m.contains("generation") && integerField<std::uint64_t>(m, "generation", 0) == out.generation) {
             out.state = "applied";
             out.appliedAt = m.at("applied_at").get<std::string>();
         }
-    } catch (const json::exception&) {
+    } catch (const Json::exception&) {
         // Torn by a power cut (it is never fsynced): the apply reads as interrupted.
     }
 }
@@ -112,11 +112,11 @@ bool fits(std::int64_t v, T& out) {
 // reference reads the very same journal from it.
 class JournalReader {
 public:
-    using number_integer_t = json::number_integer_t;
-    using number_unsigned_t = json::number_unsigned_t;
-    using number_float_t = json::number_float_t;
-    using string_t = json::string_t;
-    using binary_t = json::binary_t;
+    using number_integer_t = Json::number_integer_t;
+    using number_unsigned_t = Json::number_unsigned_t;
+    using number_float_t = Json::number_float_t;
+    using string_t = Json::string_t;
+    using binary_t = Json::binary_t;
 
     // True when the whole text was a journal of the writer's shape that passes every check.
     bool complete() const { return level_ == kDone; }
@@ -285,8 +285,8 @@ private:
 
 Result<Journal> parseJournalReference(std::string_view text, std::optional<std::string_view> mark, const std::string& path) {
     try {
-        json j = json::parse(text);
-        if (!j.contains("version")) throw json::out_of_range::create(403, "key 'version' not found", &j);
+        Json j = Json::parse(text);
+        if (!j.contains("version")) throw Json::out_of_range::create(403, "key 'version' not found", &j);
         if (integerField<int>(j, "version", 0) != 1) return fail(EINVAL, "parse", path, "unknown journal version");
         Journal out;
         out.state = j.at("state").get<std::string>();
@@ -315,7 +315,7 @@ Result<Journal> parseJournalReference(std::string_view text, std::optional<std::
             out.applied.push_back(std::move(st));
         }
         return out;
-    } catch (const json::exception& e) {
+    } catch (const Json::exception& e) {
         // A torn journal cannot happen (rename is atomic); a damaged one is reported, never ignored.
         return fail(EINVAL, "parse", path, std::string("damaged journal: ") + e.what());
     }
@@ -323,7 +323,7 @@ Result<Journal> parseJournalReference(std::string_view text, std::optional<std::
 
 std::optional<Journal> parseJournalFast(std::string_view text, std::optional<std::string_view> mark) {
     JournalReader reader;
-    if (!json::sax_parse(text, &reader) || !reader.complete()) return std::nullopt;
+    if (!Json::sax_parse(text, &reader) || !reader.complete()) return std::nullopt;
     Journal out = reader.take();
     applyMark(out, mark);
     return out;
@@ -363,9 +363,9 @@ bool appendString(std::string& out, std::string_view s) {
     });
     if (!plain) {
         try {
-            out += json(std::string(s)).dump();
+            out += Json(std::string(s)).dump();
             return true;
-        } catch (const json::type_error&) {  // 316: invalid UTF-8
+        } catch (const Json::type_error&) {  // 316: invalid UTF-8
             return false;
         }
     }
@@ -456,7 +456,7 @@ Result<void> JournalStore::save(const Journal& jr) const {
 }
 
 Result<void> JournalStore::markApplied(std::uint64_t generation, const std::string& at) const {
-    return writeFileAtomic(markPath(), json{{"generation", generation}, {"applied_at", at}}.dump() + "\n", false);
+    return writeFileAtomic(markPath(), Json{{"generation", generation}, {"applied_at", at}}.dump() + "\n", false);
 }
 
 Result<void> JournalStore::remove() const {

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include "../support/families.hpp"
 
 #include <sys/stat.h>
@@ -25,7 +27,6 @@ using namespace rxtune;
 
 namespace {
 
-std::vector<std::string> shipped() { return {std::getenv("RXTUNE_PROFILES")}; }
 
 
 // A FileTree whose Nth write fails, as a vanished interface or a refusing kernel would.
@@ -124,7 +125,7 @@ struct Rig {
         test::FakeNetlink nl(tree.path());
         auto snap = takeSnapshot(fs, nl, {}).value();
         auto prof = profile.empty() ? loadProfileText(kTestProfile, "apply-test.yaml", {}).value()
-                                    : loadProfile(profile, shipped()).value();
+                                    : loadProfile(profile, test::shippedProfiles()).value();
         prof.steering.mode = SteeringMode::kRps;  // the shipped ones are mode auto; these tests pin the static shape
         return plan(prof, snap, {}).value();
     }

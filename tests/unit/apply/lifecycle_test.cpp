@@ -126,7 +126,7 @@ struct ModelIrqbalance final : ProcessSignals {
     }
 };
 
-struct Rig : test::PinRig {
+struct LifecycleRig : test::PinRig {
     ModelClock clock;
     ModelIrqbalance ib{tree, fs, clock, runDir + "/pinned-irqs"};
     std::vector<std::string> said;
@@ -134,7 +134,7 @@ struct Rig : test::PinRig {
                        said.push_back((std::string(level) == SD_WARNING ? "warning: " : "") + l);
                    }, false};
     Profile profile = loadProfileText("steering:\n  mode: none\nirq:\n  cpus: '3'\n", "t.yaml", {}).value();
-    Rig() { clock.onSleep = [this] { ib.sync(); }; }
+    LifecycleRig() { clock.onSleep = [this] { ib.sync(); }; }
     Plan plan() {
         FileTree ro(tree.path().string());
         test::FakeNetlink nl(tree.path());
@@ -149,7 +149,7 @@ struct Rig : test::PinRig {
 }  // namespace
 
 TEST_CASE("an IRQ in place that irqbalance moves before its rescan is set again by the apply that pins it", "[apply][irq]") {
-    Rig rig;
+    LifecycleRig rig;
     // irqbalance restarted 0.5 s ago, its balancing putting IRQ 130 on CPU 5; the IRQ is on CPU 3
     // (where an earlier irqbalance put it, or a person), which is what the profile asks.
     REQUIRE(rig.fs.write("proc/irq/130/smp_affinity_list", "3"));
@@ -204,7 +204,7 @@ TEST_CASE("an IRQ in place that irqbalance moves before its rescan is set again 
 }
 
 TEST_CASE("an irqbalance long running: an IRQ in place it still balances is published, awaited and set again", "[apply][irq]") {
-    Rig rig;
+    LifecycleRig rig;
     // Running for a minute, its passes keeping IRQ 130 on CPU 5; a person puts it on 3 just before
     // the apply (the booted lab's arrangement), and the request comes while a pass runs.
     rig.ib.place = {{130, "5"}};
@@ -227,7 +227,7 @@ TEST_CASE("an irqbalance long running: an IRQ in place it still balances is publ
 }
 
 TEST_CASE("an irqbalance whose ban never holds: the apply puts the IRQ back a bounded number of times and says so", "[apply][irq]") {
-    Rig rig;
+    LifecycleRig rig;
     rig.ib.hostile = true;
     rig.ib.interval = 0.25;  // a pass between any two looks
     rig.ib.place = {{130, "5"}};
@@ -247,7 +247,7 @@ TEST_CASE("an irqbalance whose ban never holds: the apply puts the IRQ back a bo
 }
 
 TEST_CASE("without irqbalance an apply neither waits nor looks again", "[apply][irq]") {
-    Rig rig;
+    LifecycleRig rig;
     std::filesystem::remove_all(rig.tree.path() / "proc/941");
     Plan plan = rig.plan();
     REQUIRE(plan.pendingCount() == 1);

@@ -11,7 +11,7 @@ namespace {
 
 // The story's host; its NIC's receive CPU runs flat out in NET_RX, the others idle. Every call is
 // one second later with `pps` more delivered.
-struct Host {
+struct AutoHost {
     test::TempTree tree;
     FileTree fs{tree.path().string()};
     test::FakeNetlink nl{tree.path()};
@@ -19,7 +19,7 @@ struct Host {
     unsigned rx = 0;
     AutoRaw raw;
 
-    explicit Host(const std::string& scenario = "story-20cpu-single-queue", const std::string& name = "enp2s0") : tree(scenario) {
+    explicit AutoHost(const std::string& scenario = "story-20cpu-single-queue", const std::string& name = "enp2s0") : tree(scenario) {
         const Nic& nic = snap.nics.front().name == name ? snap.nics.front() : snap.nics.back();
         auto irq = irqCpus(nic).cpus();
         if (!irq.empty()) rx = irq.front();
@@ -52,7 +52,7 @@ Profile autoProfile() {
 
 TEST_CASE("auto control: a saturated receive CPU is steered; a candidate that cannot be put in place is skipped",
           "[daemon][auto]") {
-    Host host;
+    AutoHost host;
     Metrics metrics("test");
     AutoControl control(metrics);
     const Profile profile = autoProfile();
@@ -81,7 +81,7 @@ TEST_CASE("auto control: a saturated receive CPU is steered; a candidate that ca
 }
 
 TEST_CASE("auto control: an idle host is left alone", "[daemon][auto]") {
-    Host host;
+    AutoHost host;
     host.rx = 9999;  // no CPU busy
     Metrics metrics("test");
     AutoControl control(metrics);
@@ -97,7 +97,7 @@ TEST_CASE("auto control: an idle host is left alone", "[daemon][auto]") {
 }
 
 TEST_CASE("auto control: on big and little cores every trial gets its apply; all failing ends in one undo", "[daemon][auto][capacity]") {
-    Host host("gb10-big-little", "enP7s7");
+    AutoHost host("gb10-big-little", "enP7s7");
     REQUIRE(host.rx == 7);  // the RTL8127's IRQ, on a little core
     Metrics metrics("test");
     AutoControl control(metrics);
@@ -122,7 +122,7 @@ TEST_CASE("auto control: on big and little cores every trial gets its apply; all
 }
 
 TEST_CASE("auto: plan --explain lists the trials in the order the daemon runs them, big cores first", "[daemon][auto][capacity]") {
-    Host host("gb10-big-little", "enP7s7");
+    AutoHost host("gb10-big-little", "enP7s7");
     const Profile profile = autoProfile();
     const AutoRaw before = host.next(100000);
     const AutoRaw after = host.next(100000);
@@ -134,7 +134,7 @@ TEST_CASE("auto: plan --explain lists the trials in the order the daemon runs th
     // The daemon's machine, stepped over the same readings, queues the same trials.
     Metrics metrics("test");
     AutoControl control(metrics);
-    Host same("gb10-big-little", "enP7s7");
+    AutoHost same("gb10-big-little", "enP7s7");
     for (int i = 0; i < 4; ++i) control.step(profile, same.fs, same.snap, same.next(100000), {"enP7s7"}, [](const AutoInputs&) { return true; });
     REQUIRE(control.machine("enP7s7"));
     REQUIRE(control.machine("enP7s7")->trials().size() == 4);

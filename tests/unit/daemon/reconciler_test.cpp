@@ -17,7 +17,7 @@ using namespace rxtune;
 namespace {
 
 
-struct Rig {
+struct ReconcilerRig {
     test::TempTree tree{"story-20cpu-single-queue"};
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs{tree.path().string()};
@@ -27,7 +27,7 @@ struct Rig {
     std::vector<std::string> interfaces;
     Reconciler r{fs, nl, {}, (state.path() / "state").string(), metrics};
 
-    Rig() {
+    ReconcilerRig() {
         profile = loadProfile("single-queue-gateway", {std::getenv("RXTUNE_PROFILES")}).value();
         profile.steering.mode = SteeringMode::kRps;
         r.configure(&profile, &interfaces);
@@ -37,7 +37,7 @@ struct Rig {
 }  // namespace
 
 TEST_CASE("the reconciler applies the whole host, then answers events for their devices only", "[daemon]") {
-    Rig rig;
+    ReconcilerRig rig;
     const auto before = test::contents(rig.tree.path());
     REQUIRE(rig.r.run(Reconciler::Why::kStart));
     CHECK(rig.r.steered() == std::vector<std::string>{"enp2s0"});
@@ -60,7 +60,7 @@ TEST_CASE("the reconciler applies the whole host, then answers events for their 
 }
 
 TEST_CASE("an event concerns the devices rxtune steers, names or may match", "[daemon]") {
-    Rig rig;
+    ReconcilerRig rig;
     REQUIRE(rig.r.run(Reconciler::Why::kStart));
     int kindAsked = 0;
     auto kind = [&](const char* k) {

@@ -8,7 +8,7 @@ using namespace rxtune::dp;
 
 namespace {
 
-std::string errorOf(const std::string& yaml, const CpuSet& cpus = CpuSet::range(0, 3)) {
+std::string dpConfigErrorOf(const std::string& yaml, const CpuSet& cpus = CpuSet::range(0, 3)) {
     auto c = parseDpConfig(yaml, "dp.yaml");
     if (!c) return c.error().message();
     auto ok = validateDpConfig(*c, cpus);
@@ -65,32 +65,32 @@ TEST_CASE("datapath config: the TAP's default MAC is stable and locally administ
 }
 
 TEST_CASE("datapath config: bad input names file, line, column and key") {
-    CHECK(errorOf("nic: {device: net_null0}\nworkerz: 2\n") == "dp.yaml:2:1: workerz: unknown key (expected one of: burst, eal, "
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nworkerz: 2\n") == "dp.yaml:2:1: workerz: unknown key (expected one of: burst, eal, "
                                                               "file_prefix, idle_sleep_us, mbufs, nic, prefetch_next_mbufs, reta_size, ring_size, "
                                                               "rx_cpu, tap, tx_mode, workers)");
-    CHECK(errorOf("nic: {device: net_null0}\nburst: lots\n").find("dp.yaml:2:8: burst: expected an integer from 1 to 256, got 'lots'") == 0);
-    CHECK(errorOf("nic: {device: net_null0}\ntx_mode: fast\n").find("dp.yaml:2:10: tx_mode: expected lock or ring") == 0);
-    CHECK(errorOf("nic: {device: net_null0, fix_checksums: yes}\n").find("nic.fix_checksums: expected true or false") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\ntap: {mac: \"01:00:00:00:00:01\"}\n").find("tap.mac: ") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\ntap: {addresses: [10.0.0.1]}\n").find("tap.addresses: expected an address with a prefix length") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\ntap: {name: \"a/b\"}\n").find("tap.name") != std::string::npos);
-    CHECK(errorOf("nic: [\n").find("dp.yaml:") == 0);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nburst: lots\n").find("dp.yaml:2:8: burst: expected an integer from 1 to 256, got 'lots'") == 0);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntx_mode: fast\n").find("dp.yaml:2:10: tx_mode: expected lock or ring") == 0);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0, fix_checksums: yes}\n").find("nic.fix_checksums: expected true or false") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {mac: \"01:00:00:00:00:01\"}\n").find("tap.mac: ") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {addresses: [10.0.0.1]}\n").find("tap.addresses: expected an address with a prefix length") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {name: \"a/b\"}\n").find("tap.name") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: [\n").find("dp.yaml:") == 0);
 }
 
 TEST_CASE("datapath config: a CPU this process may not use is refused") {
-    CHECK(errorOf("nic: {device: net_null0}\nworkers: {cpus: [1, 9]}\n") ==
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nworkers: {cpus: [1, 9]}\n") ==
           "config workers.cpus: CPU 9 is not one this process may use (allowed: 0-3; see its cpuset)");
-    CHECK(errorOf("nic: {device: net_null0}\nrx_cpu: 4\n").find("config rx_cpu: CPU 4") == 0);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nrx_cpu: 4\n").find("config rx_cpu: CPU 4") == 0);
 }
 
 TEST_CASE("datapath config: counts and sizes are checked against each other") {
-    CHECK(errorOf("tap: {name: rxdp0}\n").find("config nic.device: no NIC port") == 0);
-    CHECK(errorOf("nic: {device: net_af_packet0}\n").find("needs iface=") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\nworkers: {cpus: [1, 2], weights: [1]}\n").find("1 weights for 2 workers") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\nring_size: 1000\n").find("power of two") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\nreta_size: 3\n").find("power of two") != std::string::npos);
-    CHECK(errorOf("nic: {device: \"net_af_packet0,iface=gw0\"}\ntap: {name: gw0}\n").find("cannot have the NIC interface's name") != std::string::npos);
-    CHECK(errorOf("nic: {device: net_null0}\nworkers: {cpus: []}\n").find("expected 1 to 16 CPUs") != std::string::npos);
+    CHECK(dpConfigErrorOf("tap: {name: rxdp0}\n").find("config nic.device: no NIC port") == 0);
+    CHECK(dpConfigErrorOf("nic: {device: net_af_packet0}\n").find("needs iface=") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nworkers: {cpus: [1, 2], weights: [1]}\n").find("1 weights for 2 workers") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nring_size: 1000\n").find("power of two") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nreta_size: 3\n").find("power of two") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: \"net_af_packet0,iface=gw0\"}\ntap: {name: gw0}\n").find("cannot have the NIC interface's name") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nworkers: {cpus: []}\n").find("expected 1 to 16 CPUs") != std::string::npos);
 }
 
 TEST_CASE("datapath config: device strings") {
@@ -104,11 +104,11 @@ TEST_CASE("datapath config: device strings") {
 }
 
 TEST_CASE("datapath config: the shared YAML rules (empty file, duplicate keys, booleans)") {
-    CHECK(errorOf("") == "dp.yaml: empty configuration (no settings at all: a truncated write or a wrong path?)");
-    CHECK(errorOf("nic: {device: net_null0}\nburst: 32\nburst: 64\n") ==
+    CHECK(dpConfigErrorOf("") == "dp.yaml: empty configuration (no settings at all: a truncated write or a wrong path?)");
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nburst: 32\nburst: 64\n") ==
           "dp.yaml:3:1: burst: duplicate key: already given on line 2 (a key may appear once in a mapping)");
-    CHECK(errorOf("nic:\n  device: net_null0\n  device: net_null1\n").find("dp.yaml:3:3: nic.device: duplicate key") == 0);
-    CHECK(errorOf("nic: {device: net_null0, fix_checksums: on}\n").find("nic.fix_checksums: expected true or false, got 'on'") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic:\n  device: net_null0\n  device: net_null1\n").find("dp.yaml:3:3: nic.device: duplicate key") == 0);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0, fix_checksums: on}\n").find("nic.fix_checksums: expected true or false, got 'on'") != std::string::npos);
 }
 
 TEST_CASE("datapath config: the exception path, TAP or virtio-user over vhost-net") {
@@ -159,9 +159,9 @@ TEST_CASE("datapath config: the exception path, TAP or virtio-user over vhost-ne
         CHECK_FALSE(chooseExceptionPath(cfg("nic: {device: net_null0}\ntap: {device: \"virtio_user0,path=/dev/vhost-net\"}\n"), missing));
     }
     SECTION("bad values are refused where they are written") {
-        CHECK(errorOf("nic: {device: net_null0}\ntap: {backend: vhost}\n").find("dp.yaml:2:16: tap.backend: expected auto, tap or virtio-user") != std::string::npos);
-        CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n").find("tap.vhost_net: expected an absolute path") != std::string::npos);
-        CHECK(errorOf("nic: {device: net_null0}\ntap: {device: net_null1, backend: tap}\n").find("tap.backend: tap.device names the kernel side already") != std::string::npos);
+        CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {backend: vhost}\n").find("dp.yaml:2:16: tap.backend: expected auto, tap or virtio-user") != std::string::npos);
+        CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n").find("tap.vhost_net: expected an absolute path") != std::string::npos);
+        CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {device: net_null1, backend: tap}\n").find("tap.backend: tap.device names the kernel side already") != std::string::npos);
     }
 }
 
@@ -174,7 +174,7 @@ TEST_CASE("datapath config: tx_mode is lock unless ring is asked for") {
     };
     CHECK(mode("nic: {device: net_null0}\n") == TxMode::kLock);
     CHECK(mode("nic: {device: net_null0}\ntx_mode: ring\n") == TxMode::kRing);
-    CHECK(errorOf("nic: {device: net_null0}\ntx_mode: both\n").find("dp.yaml:2:10: tx_mode: expected lock or ring, got 'both'") != std::string::npos);
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntx_mode: both\n").find("dp.yaml:2:10: tx_mode: expected lock or ring, got 'both'") != std::string::npos);
 }
 
 TEST_CASE("datapath config: workers outside the RX core's last-level cache are named") {
@@ -219,19 +219,19 @@ TEST_CASE("datapath config: prefetch_next_mbufs resolves against the host's cach
         REQUIRE(p);
         CHECK(p->prefetchNextMbufs == want);
     }
-    CHECK(errorOf("nic: {device: net_null0}\nprefetch_next_mbufs: sometimes\n").find(
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\nprefetch_next_mbufs: sometimes\n").find(
               "dp.yaml:2:22: prefetch_next_mbufs: expected auto, on or off, got 'sometimes'") != std::string::npos);
 }
 
 TEST_CASE("datapath config: nested aliases are refused at once, and paths must be absolute") {
     for (unsigned levels : {10u, 20u})
         for (const auto& text : {test::aliasBomb(levels, "eal"), test::nestedAliasBomb(levels, "eal")}) {
-            const auto e = errorOf(text);
+            const auto e = dpConfigErrorOf(text);
             CHECK(e.rfind("dp.yaml:", 0) == 0);
             CHECK(e.find("more than 100000 nodes") != std::string::npos);
         }
-    CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: ''}\n") ==
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {vhost_net: ''}\n") ==
           "dp.yaml:2:18: tap.vhost_net: expected an absolute path, got an empty one");
-    CHECK(errorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n") ==
+    CHECK(dpConfigErrorOf("nic: {device: net_null0}\ntap: {vhost_net: dev/vhost-net}\n") ==
           "dp.yaml:2:18: tap.vhost_net: expected an absolute path, got 'dev/vhost-net'");
 }

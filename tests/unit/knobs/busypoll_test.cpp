@@ -3,6 +3,8 @@
 // napi-set's policy has no busy-poll.
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <fstream>
 
 #include <unistd.h>
@@ -20,14 +22,7 @@ using namespace rxtune;
 
 namespace {
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
-std::vector<std::string> lines(const Plan& p) {
-    std::vector<std::string> out;
-    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
-    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
-    return out;
-}
 
 // The story's host (20 CPUs, one RX queue served by NAPI 8193) on a kernel whose napi-set takes
 // threaded up to `threadedMax` (2: busy-poll, 6.19+), its release `release`.
@@ -44,7 +39,7 @@ void onKernel(const test::TempTree& tree, unsigned threadedMax, const std::strin
     tree.put("proc/sys/kernel/osrelease", release + "\n");
 }
 
-const char* kProfile = "steering:\n  mode: busypoll\n";
+const char* kBusypollProfile = "steering:\n  mode: busypoll\n";
 
 }  // namespace
 
@@ -54,10 +49,10 @@ TEST_CASE("mode busypoll: refused where napi-set has no busy-poll, with the kern
     SECTION("6.1: no napi-set at all") { tree.put("proc/sys/kernel/osrelease", "6.1.0-40-amd64\n"); }
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
-    auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
+    auto plan = preparePlan(test::profileOf(kBusypollProfile), fs, nl).value().plan;
     const std::string release = trimmed(fs.read("proc/sys/kernel/osrelease").value());
     std::vector<std::string> mine;
-    for (const auto& l : lines(plan))
+    for (const auto& l : test::planLines(plan))
         if (l.find("enp2s0") != std::string::npos) mine.push_back(l);
     CHECK(mine == std::vector<std::string>{"skip enp2s0 steering: mode busypoll: busy-poll needs Linux 6.19 (this kernel: " + release + ")"});
 }
@@ -76,7 +71,7 @@ TEST_CASE("mode busypoll: rx-0's threaded to busy-poll, its kthread on the highe
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
     test::FakeThreads threads(tree);
-    auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
+    auto plan = preparePlan(test::profileOf(kBusypollProfile), fs, nl).value().plan;
     std::vector<std::string> mine;
     for (const auto& s : plan.settings)
         if (s.key.family == "napi" || s.key.family == "queue") mine.push_back(s.id + " " + s.current + " -> " + s.desired);
@@ -102,7 +97,7 @@ TEST_CASE("mode busypoll: rx-0's threaded to busy-poll, its kthread on the highe
     CHECK(readTaskAffinity(fs, pid).value() == CpuSet::of({19}));
     auto j = store.load().value().value();
     CHECK(verifyApplied(j, knobs).value().empty());
-    auto again = applyPlan(preparePlan(profileOf(kProfile), fs, nl).value().plan, knobs, store, "t2");
+    auto again = applyPlan(preparePlan(test::profileOf(kBusypollProfile), fs, nl).value().plan, knobs, store, "t2");
     REQUIRE(again);
     CHECK(again->written.empty());
 
@@ -116,7 +111,7 @@ TEST_CASE("mode busypoll: rx-0's threaded to busy-poll, its kthread on the highe
                 if (name == "rxtune_napi_kthread_cpu_seconds") seen.emplace_back(l, v);
             }
         } sink;
-        auto snap = preparePlan(profileOf(kProfile), fs, nl).value().snapshot;
+        auto snap = preparePlan(test::profileOf(kBusypollProfile), fs, nl).value().snapshot;
         f.exportSnapshot(snap, sink);
         REQUIRE(sink.seen.size() == 1);
         CHECK(sink.seen[0].first == MetricLabels{{"interface", "enp2s0"}, {"napi", "rx-0"}, {"threaded", "busy-poll"}, {"cpus", "19"}});
@@ -144,7 +139,7 @@ TEST_CASE("mode busypoll: the CPU named, fanout by RPS, and bad input", "[knobs]
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
     SECTION("cpus names the poll CPU; fanout rps spreads from it to the other targets") {
-        auto plan = preparePlan(profileOf("steering:\n  mode: busypoll\n  cpus: 0-3\n  busypoll: {cpus: 2, fanout: rps}\n"), fs, nl)
+        auto plan = preparePlan(test::profileOf("steering:\n  mode: busypoll\n  cpus: 0-3\n  busypoll: {cpus: 2, fanout: rps}\n"), fs, nl)
                         .value()
                         .plan;
         std::vector<std::string> mine;
@@ -154,7 +149,7 @@ TEST_CASE("mode busypoll: the CPU named, fanout by RPS, and bad input", "[knobs]
                                                "enp2s0 napi rx-0 kthread -> 4"});
     }
     SECTION("a poll CPU that is not online is an error at its line") {
-        auto e = preparePlan(profileOf("steering:\n  mode: busypoll\n  busypoll:\n    cpus: 25\n"), fs, nl);
+        auto e = preparePlan(test::profileOf("steering:\n  mode: busypoll\n  busypoll:\n    cpus: 25\n"), fs, nl);
         REQUIRE_FALSE(e);
         CHECK(e.error().message().find("t.yaml:4:11: steering.busypoll.cpus") == 0);
         CHECK(e.error().message().find("CPU 25 is not online (online: 0-19)") != std::string::npos);

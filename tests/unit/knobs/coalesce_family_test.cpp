@@ -2,6 +2,8 @@
 // keys, the plan (set, skipped with the driver's answer, advised), apply, verify and revert.
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <cstdio>
 #include <fstream>
 #include <tuple>
@@ -16,15 +18,14 @@ using namespace rxtune;
 
 namespace {
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
 Plan planOf(const test::TempTree& tree, const std::string& profile) {
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
-    return preparePlan(profileOf(profile), fs, nl).value().plan;
+    return preparePlan(test::profileOf(profile), fs, nl).value().plan;
 }
 
-std::vector<std::string> lines(const Plan& p) {
+std::vector<std::string> coalesceLines(const Plan& p) {
     std::vector<std::string> out;
     for (const auto& s : p.settings)
         if (s.key.family == "coalesce") out.push_back(s.id + " " + s.current + " -> " + s.desired);
@@ -43,7 +44,7 @@ void setCoalesce(test::TempTree& tree, const std::string& dev, const nlohmann::j
 const char* kNone = "steering:\n  mode: none\n";
 
 // The mlx5 fixture host (coalescing: rx_usecs 8, adaptive on) with its fake driver and a journal.
-struct Rig {
+struct CoalesceRig {
     test::TempTree tree{"mlx5-one-channel"};
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs{tree.path().string()};
@@ -74,7 +75,7 @@ TEST_CASE("coalesce: the profile's keys, checked where they stand, merged per ke
     FileTree fs(igb.path().string());
     test::FakeNetlink nl(igb.path());
     auto plan = preparePlan(p, fs, nl).value().plan;
-    CHECK(lines(plan) == std::vector<std::string>{"enp1s0 coalesce rx_usecs 3 -> 8",
+    CHECK(coalesceLines(plan) == std::vector<std::string>{"enp1s0 coalesce rx_usecs 3 -> 8",
                                                   "skip enp1s0 coalesce rx_frames: the driver does not offer rx_frames (ethtool -c shows it n/a)",
                                                   "skip enp1s0 coalesce adaptive_rx: the driver does not offer adaptive_rx (ethtool -c shows it n/a)"});
     REQUIRE_FALSE(plan.settings.empty());
@@ -85,12 +86,12 @@ TEST_CASE("coalesce: the profile's keys, checked where they stand, merged per ke
 TEST_CASE("coalesce: only what the profile asks; a device without coalescing is skipped with the driver's answer", "[knobs][coalesce]") {
     test::TempTree mlx{"mlx5-one-channel"};
     // Nothing asked: nothing planned (the driver's values are its own).
-    CHECK(lines(planOf(mlx, kNone)).empty());
-    CHECK(lines(planOf(mlx, std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, adaptive_rx: false, tx_frames: 32}\n")) ==
+    CHECK(coalesceLines(planOf(mlx, kNone)).empty());
+    CHECK(coalesceLines(planOf(mlx, std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, adaptive_rx: false, tx_frames: 32}\n")) ==
           std::vector<std::string>{"ens2f0np0 coalesce rx_usecs 8 -> 64", "ens2f0np0 coalesce tx_frames 32 -> 32",
                                    "ens2f0np0 coalesce adaptive_rx on -> off"});
     test::TempTree iso{"isolated-cpus-netns"};
-    CHECK(lines(planOf(iso, "match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nnic:\n  coalesce: {rx_usecs: 8}\n")) ==
+    CHECK(coalesceLines(planOf(iso, "match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nnic:\n  coalesce: {rx_usecs: 8}\n")) ==
           std::vector<std::string>{"skip veth0 coalesce rx_usecs: the driver has no coalescing to set (Operation not supported)"});
 }
 
@@ -125,9 +126,9 @@ TEST_CASE("coalesce: adaptive RX advised where the driver offers it off and the 
 }
 
 TEST_CASE("coalesce: set through ethtool, read back, verified, reverted to the driver's values", "[knobs][coalesce][apply]") {
-    Rig rig;
+    CoalesceRig rig;
     auto [fs, nl, knobs, store] = rig.parts();
-    const auto profile = profileOf(std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, adaptive_rx: false}\n");
+    const auto profile = test::profileOf(std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, adaptive_rx: false}\n");
     const EthtoolMessage coalesce{"coalesce", 0, 0, 0, {}};
     auto plan = preparePlan(profile, fs, nl).value().plan;
     REQUIRE(applyPlan(plan, knobs, store, "t1"));
@@ -151,9 +152,9 @@ TEST_CASE("coalesce: set through ethtool, read back, verified, reverted to the d
 }
 
 TEST_CASE("coalesce: a driver that refuses the values fails the apply, which undoes what it wrote", "[knobs][coalesce][apply]") {
-    Rig rig;
+    CoalesceRig rig;
     auto [fs, nl, knobs, store] = rig.parts();
-    auto plan = preparePlan(profileOf(std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, tx_usecs: 99999}\n"), fs, nl).value().plan;
+    auto plan = preparePlan(test::profileOf(std::string(kNone) + "nic:\n  coalesce: {rx_usecs: 64, tx_usecs: 99999}\n"), fs, nl).value().plan;
     nl.ethtoolErrno["ens2f0np0"] = EINVAL;
     auto r = applyPlan(plan, knobs, store, "t1");
     REQUIRE_FALSE(r);

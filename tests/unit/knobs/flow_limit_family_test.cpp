@@ -4,6 +4,8 @@
 // tests/vm/flow_limit_kernel.py's (this VM's kernel has no CONFIG_NET_FLOW_LIMIT).
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <algorithm>
 
 #include "../support/fixture.hpp"
@@ -15,12 +17,11 @@ using namespace rxtune;
 
 namespace {
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
 // The story's host (20 CPUs, enp2s0's one RX IRQ on CPU 3) with the kernel's flow limit.
-struct Host {
+struct FlowLimitHost {
     test::TempTree tree{"story-20cpu-single-queue"};
-    explicit Host(const std::string& bitmap = "00000") {
+    explicit FlowLimitHost(const std::string& bitmap = "00000") {
         if (!bitmap.empty()) tree.put("proc/sys/net/core/flow_limit_cpu_bitmap", bitmap + "\n");
     }
     Plan plan(const Profile& p) {
@@ -49,8 +50,8 @@ const std::string kLen = "sysctl net.core.flow_limit_table_len";
 }  // namespace
 
 TEST_CASE("flow limit: the RPS targets and the RX CPU, the table length before the bitmap", "[knobs][flow_limit]") {
-    Host h;
-    auto p = h.plan(profileOf("steering:\n  mode: rps\n  cpus: 8-11\n  flow_limit: {table_len: 8192}\n"));
+    FlowLimitHost h;
+    auto p = h.plan(test::profileOf("steering:\n  mode: rps\n  cpus: 8-11\n  flow_limit: {table_len: 8192}\n"));
     const Setting* bitmap = at(p, kBitmap);
     const Setting* len = at(p, kLen);
     REQUIRE(bitmap);
@@ -65,52 +66,52 @@ TEST_CASE("flow limit: the RPS targets and the RX CPU, the table length before t
 }
 
 TEST_CASE("flow limit: planned beside the backlog it acts in", "[knobs][flow_limit]") {
-    Host h;
+    FlowLimitHost h;
     SECTION("the story's 300000: it acts past 150000 packets, and the plan advises on it") {
-        auto p = h.plan(profileOf("steering:\n  mode: rps\n  flow_limit: true\nsysctl:\n  net.core.netdev_max_backlog: 300000\n"));
+        auto p = h.plan(test::profileOf("steering:\n  mode: rps\n  flow_limit: true\nsysctl:\n  net.core.netdev_max_backlog: 300000\n"));
         REQUIRE(at(p, kBitmap));
         CHECK(at(p, kBitmap)->why.find("more than 150000 packets (netdev_max_backlog 300000 / 2)") != std::string::npos);
         CHECK(advised(p, "acts only once a CPU's backlog holds 150000 packets"));
         CHECK_FALSE(at(p, kLen));  // not asked: the kernel's length stays
     }
     SECTION("a shallow backlog: no advice") {
-        auto p = h.plan(profileOf("steering:\n  mode: rps\n  flow_limit: true\nsysctl:\n  net.core.netdev_max_backlog: 2000\n"));
+        auto p = h.plan(test::profileOf("steering:\n  mode: rps\n  flow_limit: true\nsysctl:\n  net.core.netdev_max_backlog: 2000\n"));
         REQUIRE(at(p, kBitmap));
         CHECK(at(p, kBitmap)->why.find("more than 1000 packets") != std::string::npos);
         CHECK_FALSE(advised(p, "steering.flow_limit"));
     }
     SECTION("the host's backlog where the profile sets none") {
-        auto p = h.plan(profileOf("steering:\n  mode: rps\n  flow_limit: true\n"));
+        auto p = h.plan(test::profileOf("steering:\n  mode: rps\n  flow_limit: true\n"));
         CHECK(at(p, kBitmap)->why.find("more than 500 packets (netdev_max_backlog 1000 / 2)") != std::string::npos);
     }
 }
 
 TEST_CASE("flow limit: where it stands aside", "[knobs][flow_limit]") {
     SECTION("false or absent: nothing") {
-        Host h;
+        FlowLimitHost h;
         for (const char* yaml : {"steering:\n  mode: rps\n  flow_limit: false\n", "steering:\n  mode: rps\n",
                                  "steering:\n  mode: rps\n  flow_limit: {enabled: false, table_len: 64}\n"}) {
-            auto p = h.plan(profileOf(yaml));
+            auto p = h.plan(test::profileOf(yaml));
             CHECK_FALSE(at(p, kBitmap));
             CHECK_FALSE(at(p, kLen));
             CHECK(skipOf(p, kBitmap).empty());
         }
     }
     SECTION("no device steered by RPS (threaded NAPI polls without the backlog)") {
-        Host h;
-        auto p = h.plan(profileOf("steering:\n  mode: napi\n  flow_limit: true\n"));
+        FlowLimitHost h;
+        auto p = h.plan(test::profileOf("steering:\n  mode: napi\n  flow_limit: true\n"));
         CHECK_FALSE(at(p, kBitmap));
         CHECK(skipOf(p, kBitmap).find("no device here is steered by RPS") == 0);
     }
     SECTION("a kernel without CONFIG_NET_FLOW_LIMIT (this VM's), or another network namespace") {
-        Host h("");
-        auto p = h.plan(profileOf("steering:\n  mode: rps\n  flow_limit: true\n"));
+        FlowLimitHost h("");
+        auto p = h.plan(test::profileOf("steering:\n  mode: rps\n  flow_limit: true\n"));
         CHECK_FALSE(at(p, kBitmap));
         CHECK(skipOf(p, kBitmap).find("the kernel has no flow limit here") == 0);
     }
     SECTION("the profile's own sysctl wins, and the plan says so") {
-        Host h;
-        auto p = h.plan(profileOf("steering:\n  mode: rps\n  flow_limit: true\nsysctl:\n  net.core.flow_limit_cpu_bitmap: 1\n"));
+        FlowLimitHost h;
+        auto p = h.plan(test::profileOf("steering:\n  mode: rps\n  flow_limit: true\nsysctl:\n  net.core.flow_limit_cpu_bitmap: 1\n"));
         REQUIRE(at(p, kBitmap));
         CHECK(at(p, kBitmap)->key.family == "sysctl");
         CHECK(std::count_if(p.settings.begin(), p.settings.end(), [](const Setting& s) { return s.id == kBitmap; }) == 1);
@@ -125,14 +126,14 @@ struct NoSignals : ProcessSignals {
 }  // namespace
 
 TEST_CASE("flow limit: an event's plan keeps the CPUs of the devices it does not cover", "[knobs][flow_limit][daemon]") {
-    Host h("80000");  // CPU 19: another device's RPS target, put there by the last whole-host run
+    FlowLimitHost h("80000");  // CPU 19: another device's RPS target, put there by the last whole-host run
     test::TempTree state{"vm-no-cpufreq"};
     FileTree fs(h.tree.path().string());
     JournalStore store((state.path() / "state").string());
     NoSignals signals;
     SystemClock clock;
     Lifecycle life(fs, store, "", signals, clock, [](const char*, const std::string&) {}, true);
-    const Profile profile = profileOf("steering:\n  mode: rps\n  cpus: 8-11\n  flow_limit: true\n");
+    const Profile profile = test::profileOf("steering:\n  mode: rps\n  cpus: 8-11\n  flow_limit: true\n");
     test::FakeNetlink nl(h.tree.path());
     auto whole = life.plan(profile, nl, {}, true);
     REQUIRE(whole);

@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -22,7 +24,6 @@ using namespace rxtune;
 
 namespace {
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
 Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = false, const InterruptCounts* before = nullptr,
                  double seconds = 0) {
@@ -34,12 +35,6 @@ Prepared prepare(const test::TempTree& tree, const Profile& p, bool explain = fa
     return preparePlan(p, fs, nl, req).value();
 }
 
-std::vector<std::string> lines(const Plan& p) {
-    std::vector<std::string> out;
-    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
-    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
-    return out;
-}
 
 const char* kIrqOnly = "steering:\n  mode: none\n";
 
@@ -110,10 +105,10 @@ TEST_CASE("irqbalance on the fixture hosts: the running process's arguments are 
 
 TEST_CASE("irq.cpus auto: the NIC's node, not isolated, not the application's, least other work; explained", "[knobs][irq]") {
     test::TempTree igb{"igb-one-queue"};
-    auto prep = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n"), true);
+    auto prep = prepare(igb, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n"), true);
     // Node 1 is CPUs 4-7, 6-7 are isolated; CPU 5 serves the RX IRQ's 9.9M interrupts (its own, not
     // other work) and CPU 4 nothing else either: the IRQ stays where it is.
-    CHECK(lines(prep.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 5"});
+    CHECK(test::planLines(prep.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 5"});
     std::string explained;
     for (const auto& e : prep.plan.explanation) explained += e + "\n";
     CHECK(explained.find("enp1s0: irq cpu 0 left out: not on the NIC's NUMA node 1") != std::string::npos);
@@ -125,24 +120,24 @@ TEST_CASE("irq.cpus auto: the NIC's node, not isolated, not the application's, l
     REQUIRE(prep.plan.advice.size() == 1);
     CHECK(prep.plan.advice[0].text.find("bans IRQ 77 already") != std::string::npos);
 
-    auto app = prepare(igb, profileOf("steering:\n  mode: none\n  cpus: cgroup:/system.slice/app.service\nirq:\n  cpus: auto\n"));
-    CHECK(lines(app.plan) == std::vector<std::string>{
+    auto app = prepare(igb, test::profileOf("steering:\n  mode: none\n  cpus: cgroup:/system.slice/app.service\nirq:\n  cpus: auto\n"));
+    CHECK(test::planLines(app.plan) == std::vector<std::string>{
                                  "skip enp1s0 irq: irq.cpus auto: no CPU on the NIC's NUMA node that is neither isolated, nohz_full nor the application's"});
-    auto list = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: 2-3\n"));
-    CHECK(lines(list.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 2-3"});
-    auto keep = prepare(igb, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: keep\n"));
+    auto list = prepare(igb, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: 2-3\n"));
+    CHECK(test::planLines(list.plan) == std::vector<std::string>{"enp1s0 irq 77 enp1s0-TxRx-0 0-7 -> 2-3"});
+    auto keep = prepare(igb, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: keep\n"));
     CHECK(keep.plan.settings.empty());
     // A device without IRQs of its own.
     test::TempTree iso{"isolated-cpus-netns"};
-    auto veth = prepare(iso, profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nirq:\n  cpus: auto\n"));
-    CHECK(lines(veth.plan).at(0).find("skip veth0 irq: no IRQ of its own") == 0);
+    auto veth = prepare(iso, test::profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nirq:\n  cpus: auto\n"));
+    CHECK(test::planLines(veth.plan).at(0).find("skip veth0 irq: no IRQ of its own") == 0);
 }
 
 TEST_CASE("RPS targets leave out the CPU the plan puts the RX IRQ on, not the one it found", "[knobs][irq]") {
     test::TempTree igb{"igb-one-queue"};
     const std::string rps = "steering:\n  mode: rps\n  exclude_irq_cpus: true\n  xps: false\n  default_mask: false\n  rfs:\n    flow_entries: 0\n";
-    auto now = prepare(igb, profileOf(rps));
-    auto moved = prepare(igb, profileOf(rps + "irq:\n  cpus: '2'\n"));
+    auto now = prepare(igb, test::profileOf(rps));
+    auto moved = prepare(igb, test::profileOf(rps + "irq:\n  cpus: '2'\n"));
     auto mask = [](const Plan& p) {
         for (const auto& s : p.settings)
             if (s.key.name == "rps_cpus") return CpuSet::parseMask(s.desired).value().toList();
@@ -158,10 +153,10 @@ TEST_CASE("IRQ affinity applies, reads back, verifies, reverts only to the same 
     test::KernelIrqTree fs(tree.path().string());
     const Knobs knobs(fs);
     JournalStore store((state.path() / "state").string());
-    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    const auto profile = test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
     auto plan = prepare(tree, profile).plan;
     // CPUs 3, 6 and 7 have served no device interrupt: the first of them.
-    REQUIRE(lines(plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    REQUIRE(test::planLines(plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     REQUIRE(applyPlan(plan, knobs, store, "t1"));
     CHECK(trimmed(fs.read("proc/irq/130/smp_affinity_list").value()) == "3");
     CHECK(trimmed(fs.read("proc/irq/130/effective_affinity_list").value()) == "3");
@@ -197,9 +192,9 @@ TEST_CASE("an IRQ that moves at its next interrupt: applied, pending until then,
     test::KernelIrqTree fs(tree.path().string(), {}, true);
     const Knobs knobs(fs);
     JournalStore store((state.path() / "state").string());
-    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '5'\n");
+    const auto profile = test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '5'\n");
     auto plan = prepare(tree, profile).plan;
-    REQUIRE(lines(plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 5"});
+    REQUIRE(test::planLines(plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 5"});
     auto r = applyPlan(plan, knobs, store, "t1");
     REQUIRE(r);
     CHECK(r->written.size() == 1);
@@ -228,7 +223,7 @@ TEST_CASE("a managed IRQ refuses affinity writes: skipped with the reason, the a
     test::KernelIrqTree fs(tree.path().string(), {99});
     const Knobs knobs(fs);
     JournalStore store((state.path() / "state").string());
-    auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '9'\nsysctl:\n  net.core.somaxconn: 8192\n")).plan;
+    auto plan = prepare(tree, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '9'\nsysctl:\n  net.core.somaxconn: 8192\n")).plan;
     REQUIRE(plan.settings.size() == 2);
     auto r = applyPlan(plan, knobs, store, "t1");
     REQUIRE(r);
@@ -245,16 +240,16 @@ TEST_CASE("a managed IRQ refuses affinity writes: skipped with the reason, the a
 
 TEST_CASE("rings: planned to max or N, set and read back through ethtool, advised where drops show", "[knobs][rings]") {
     test::TempTree tree{"mlx5-one-channel"};
-    auto p = prepare(tree, profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max, tx: 4096}\n")).plan;
-    CHECK(lines(p) == std::vector<std::string>{"ens2f0np0 ring rx 1024 -> 8192", "ens2f0np0 ring tx 1024 -> 4096"});
-    auto over = prepare(tree, profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: 9000}\n")).plan;
-    CHECK(lines(over) == std::vector<std::string>{"skip ens2f0np0 ring rx: 9000 is above the driver's maximum 8192"});
+    auto p = prepare(tree, test::profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max, tx: 4096}\n")).plan;
+    CHECK(test::planLines(p) == std::vector<std::string>{"ens2f0np0 ring rx 1024 -> 8192", "ens2f0np0 ring tx 1024 -> 4096"});
+    auto over = prepare(tree, test::profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: 9000}\n")).plan;
+    CHECK(test::planLines(over) == std::vector<std::string>{"skip ens2f0np0 ring rx: 9000 is above the driver's maximum 8192"});
     test::TempTree iso{"isolated-cpus-netns"};
-    auto veth = prepare(iso, profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nnic:\n  rings: {rx: max}\n")).plan;
-    CHECK(lines(veth) == std::vector<std::string>{"skip veth0 ring rx: the driver has no rings to set (Operation not supported)"});
+    auto veth = prepare(iso, test::profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: none\nnic:\n  rings: {rx: max}\n")).plan;
+    CHECK(test::planLines(veth) == std::vector<std::string>{"skip veth0 ring rx: the driver has no rings to set (Operation not supported)"});
     // The r8125 counts drops with its ring at a quarter of its maximum: advised, not pending.
     test::TempTree r8{"r8125-irqbalance"};
-    auto advised = prepare(r8, profileOf(kIrqOnly)).plan;
+    auto advised = prepare(r8, test::profileOf(kIrqOnly)).plan;
     REQUIRE(advised.advice.size() == 1);
     CHECK(advised.advice[0].text.find("RX ring 256 of at most 1024 while the device counts 1234 dropped packets") == 0);
     CHECK(advised.pendingCount() == 0);
@@ -273,7 +268,7 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
         for (auto& l : doc["links"])
             if (l["name"] == "enp3s0") l["rx_missed"] = 55;
         r8.put("netlink.json", doc.dump());
-        auto more = prepare(r8, profileOf(kIrqOnly)).plan;
+        auto more = prepare(r8, test::profileOf(kIrqOnly)).plan;
         REQUIRE(more.advice.size() == 1);
         CHECK(more.advice[0].text == "RX ring 256 of at most 1024 while the device counts 1234 dropped and 55 missed packets and softnet "
                                      "counts 321 squeezes and 7 drops on CPU(s) 4, which take its RX IRQ: a larger ring absorbs "
@@ -282,7 +277,7 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
         for (auto& l : doc["links"])
             if (l["name"] == "enp3s0") l["rx_missed"] = 0, l["rx_dropped"] = 0;
         r8.put("netlink.json", doc.dump());
-        auto only = prepare(r8, profileOf(kIrqOnly)).plan;
+        auto only = prepare(r8, test::profileOf(kIrqOnly)).plan;
         REQUIRE(only.advice.size() == 1);
         CHECK(only.advice[0].text.find("RX ring 256 of at most 1024 while softnet counts 321 squeezes and 7 drops on CPU(s) 4") == 0);
     }
@@ -297,7 +292,7 @@ TEST_CASE("rings: planned to max or N, set and read back through ethtool, advise
     test::FakeNetlink nl(tree.path());
     const Knobs knobs(fs, Services().with<NetlinkSource>(&nl));
     JournalStore store((state.path() / "state").string());
-    const auto profile = profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max}\n");
+    const auto profile = test::profileOf(std::string(kIrqOnly) + "nic:\n  rings: {rx: max}\n");
     auto plan = preparePlan(profile, fs, nl).value().plan;
     REQUIRE(applyPlan(plan, knobs, store, "t1"));
     CHECK(nl.ethtoolValue("rings", "ens2f0np0", "rx") == 8192);
@@ -381,7 +376,7 @@ TEST_CASE("pinned-irqs is written when it changes, and irqbalance asking rxtune'
     CHECK(signals.told.empty());
     CHECK(std::filesystem::exists(runDir + "/pinned-irqs"));
 
-    REQUIRE(applyPlan(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan, knobs, store, "t1"));
+    REQUIRE(applyPlan(prepare(tree, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan, knobs, store, "t1"));
     auto pinned = publishPinnedIrqs(runDir, store, fs, signals).value();
     CHECK(pinned.changed);
     CHECK(pinned.told == std::vector<int>{941, 950});
@@ -502,7 +497,7 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     madeAgo(0.5);
     signals.placed = std::nullopt;
 
-    const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
+    const auto plan = prepare(tree, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
     CHECK(irqsPinnedBy(plan) == std::set<int>{130});
     // Before the writes: published, told, and said to be dropped.
     auto before = publishPinnedIrqs(runDir, store, fs, signals, {irqsPinnedBy(plan)}).value();
@@ -523,7 +518,7 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
     CHECK_FALSE(publishPinnedIrqs(runDir, store, fs, signals).value().changed);
     CHECK(signals.told.size() == 2);
     // Applied: the IRQ in place is still one the plan pins (irqbalance's until its rescan bans it).
-    CHECK(irqsPinnedBy(prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan) == std::set<int>{130});
+    CHECK(irqsPinnedBy(prepare(tree, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan) == std::set<int>{130});
     // A failed apply's planned IRQ is taken back by the publication after it.
     REQUIRE(revertAll(knobs, store));
     auto planned = publishPinnedIrqs(runDir, store, fs, signals, {{130}}).value();
@@ -535,17 +530,17 @@ TEST_CASE("irqbalance's interval and age: its first pass is awaited, since a res
 
 TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, not the count since boot", "[knobs][irq]") {
     test::TempTree tree{"r8125-irqbalance"};
-    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    const auto profile = test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
     // Since boot CPUs 3, 6 and 7 have served nothing else: 3.
     auto boot = prepare(tree, profile, true);
-    REQUIRE(lines(boot.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    REQUIRE(test::planLines(boot.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     // Ten seconds ago CPU 1's nvme queue had its count already (idle since), while CPU 0's and
     // CPU 4's IRQs kept firing: by rate CPU 1 is as idle as 3 and comes first.
     InterruptCounts before = interruptsOf(boot.snapshot);
     before.perCpu[0] -= 50000;
     before.perCpu[4] -= 20000;
     auto rated = prepare(tree, profile, true, &before, 10);
-    CHECK(lines(rated.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 1"});
+    CHECK(test::planLines(rated.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 1"});
     std::string explained;
     for (const auto& e : rated.plan.explanation) explained += e + "\n";
     CHECK(explained.find("enp3s0: irq cpu 0 eligible: 5000 other interrupts/s over the last 10 s") != std::string::npos);
@@ -553,16 +548,16 @@ TEST_CASE("irq.cpus auto with an earlier reading: other work is the rate since, 
     // A count that went down since (or a reading that did not know the device's IRQs): since boot.
     InterruptCounts reset = interruptsOf(boot.snapshot);
     reset.perCpu[2] += 1000;
-    CHECK(lines(prepare(tree, profile, false, &reset, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    CHECK(test::planLines(prepare(tree, profile, false, &reset, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     InterruptCounts unknown = before;
     unknown.nicIrqs.clear();
-    CHECK(lines(prepare(tree, profile, false, &unknown, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
+    CHECK(test::planLines(prepare(tree, profile, false, &unknown, 10).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 3"});
     // Within 100/s of the least, the IRQ stays where it is.
     InterruptCounts close = interruptsOf(boot.snapshot);
     close.perCpu[0] -= 50000;
     close.perCpu[4] -= 500;  // CPU 4, where the IRQ is: 50/s
     auto kept = prepare(tree, profile, true, &close, 10);
-    CHECK(lines(kept.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 4"});
+    CHECK(test::planLines(kept.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 0-7 -> 4"});
 }
 
 TEST_CASE("irq.cpus auto without a reading: an IRQ where rxtune's journal put it stays there", "[knobs][irq]") {
@@ -571,7 +566,7 @@ TEST_CASE("irq.cpus auto without a reading: an IRQ where rxtune's journal put it
     // is on CPU 4.
     test::TempTree tree{"r8125-irqbalance"};
     tree.put("proc/irq/130/smp_affinity_list", "4\n");
-    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    const auto profile = test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
     FileTree fs(tree.path().string());
     auto planWith = [&](const std::map<std::string, std::string>& journaled, const InterruptCounts* counts = nullptr) {
         test::FakeNetlink nl(tree.path());
@@ -581,20 +576,20 @@ TEST_CASE("irq.cpus auto without a reading: an IRQ where rxtune's journal put it
         return preparePlan(profile, fs, nl, req).value();
     };
     // Not journaled: the least busy since boot.
-    CHECK(lines(planWith({}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    CHECK(test::planLines(planWith({}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
     // Journaled where it is: kept, and said why.
     auto ours = planWith({{"enp3s0 irq 130 enp3s0", "4"}});
-    CHECK(lines(ours.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 4"});
+    CHECK(test::planLines(ours.plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 4"});
     std::string explained;
     for (const auto& e : ours.plan.explanation) explained += e + "\n";
     CHECK(explained.find("enp3s0: irq cpu 4 kept: rxtune's journal put the IRQ there") != std::string::npos);
     // The journal says another CPU (someone moved it since), another owner, or a reading to rate
     // by: the usual choice.
-    CHECK(lines(planWith({{"enp3s0 irq 130 enp3s0", "5"}}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
-    CHECK(lines(planWith({{"enp3s0 irq 130 other", "4"}}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    CHECK(test::planLines(planWith({{"enp3s0 irq 130 enp3s0", "5"}}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    CHECK(test::planLines(planWith({{"enp3s0 irq 130 other", "4"}}).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
     InterruptCounts before = interruptsOf(ours.snapshot);
     before.perCpu[4] -= 50000;  // CPU 4 served 5000 other interrupts/s since, the others none: CPU 0 first
-    CHECK(lines(planWith({{"enp3s0 irq 130 enp3s0", "4"}}, &before).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 0"});
+    CHECK(test::planLines(planWith({{"enp3s0 irq 130 enp3s0", "4"}}, &before).plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 0"});
 }
 
 TEST_CASE("a command plans through the same hooks as the daemon: irq.cpus auto keeps where rxtune's journal put the IRQ", "[knobs][irq][apply]") {
@@ -610,19 +605,19 @@ TEST_CASE("a command plans through the same hooks as the daemon: irq.cpus auto k
         Journal j;
         j.state = "applied";
         j.profile = "t";
-        j.applied = preparePlan(profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '4'\n"), fs, nl).value().plan.settings;
+        j.applied = preparePlan(test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '4'\n"), fs, nl).value().plan.settings;
         REQUIRE(j.applied.size() == 1);
         REQUIRE(store.save(j));
     }
-    const auto profile = profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
+    const auto profile = test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: auto\n");
     SystemProcessSignals signals;
     SystemClock clock;
     const std::string runDir;
     Lifecycle command(fs, store, runDir, signals, clock, [](const char*, const std::string&) {}, false);
     test::FakeNetlink nl(tree.path());
-    CHECK(lines(command.plan(profile, nl, {}, true).value().plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 4"});
+    CHECK(test::planLines(command.plan(profile, nl, {}, true).value().plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 4"});
     // Without the hooks (the plan alone) the counts since boot choose CPU 3.
-    CHECK(lines(preparePlan(profile, fs, nl).value().plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
+    CHECK(test::planLines(preparePlan(profile, fs, nl).value().plan) == std::vector<std::string>{"enp3s0 irq 130 enp3s0 4 -> 3"});
 }
 
 TEST_CASE("apply tells irqbalance before its writes: after its first pass, then waits for the rescan", "[knobs][irq]") {
@@ -683,7 +678,7 @@ TEST_CASE("apply tells irqbalance before its writes: after its first pass, then 
     } syncing(clock, ib);
     ib.sync();
 
-    const auto plan = prepare(tree, profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
+    const auto plan = prepare(tree, test::profileOf(std::string(kIrqOnly) + "irq:\n  cpus: '3'\n")).plan;
     // What the user is told, each line with the clock when it was said.
     std::vector<std::pair<std::string, double>> said;
     auto say = [&](const std::string& l) { said.emplace_back(l, clock.t); };

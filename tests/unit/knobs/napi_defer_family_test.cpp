@@ -2,6 +2,8 @@
 // fallback to the device's sysfs files.
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <fstream>
 
 #include "../support/families.hpp"
@@ -15,14 +17,7 @@ using namespace rxtune;
 
 namespace {
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
-std::vector<std::string> lines(const Plan& p) {
-    std::vector<std::string> out;
-    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
-    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
-    return out;
-}
 
 // The story's host on a kernel whose napi-set takes the deferral values (6.13+); `linked`: its
 // queue-get names NAPI 8193 for RX and TX queue 0 (a driver that links them; veth does not).
@@ -38,7 +33,7 @@ void withNapiSet(const test::TempTree& tree, bool linked) {
     tree.put("netlink.json", doc.dump());
 }
 
-const char* kProfile = "steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n  irq_suspend_timeout: 2000000\n";
+const char* kDeferProfile = "steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n  irq_suspend_timeout: 2000000\n";
 
 }  // namespace
 
@@ -47,8 +42,8 @@ TEST_CASE("napi_defer: per NAPI through napi-set where the policy takes it, name
     withNapiSet(tree, true);
     FileTree fs(tree.path().string());
     test::FakeNetlink nl(tree.path());
-    auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
-    CHECK(lines(plan) == std::vector<std::string>{"enp2s0 napi rx-0 gro_flush_timeout 0 -> 20000",
+    auto plan = preparePlan(test::profileOf(kDeferProfile), fs, nl).value().plan;
+    CHECK(test::planLines(plan) == std::vector<std::string>{"enp2s0 napi rx-0 gro_flush_timeout 0 -> 20000",
                                                   "enp2s0 napi rx-0 irq_suspend_timeout 0 -> 2000000"});
     CHECK(plan.settings[0].path == "sys/class/net/enp2s0/napi/rx-0/gro_flush_timeout");
     CHECK(plan.settings[0].why.find("through napi-set: NAPI 8193 (rx-0, the NAPI of that queue)") != std::string::npos);
@@ -68,7 +63,7 @@ TEST_CASE("napi_defer: per NAPI through napi-set where the policy takes it, name
     CHECK(nl.napiValue(8193, "irq_suspend_timeout") == 2000000u);
     // The device's sysfs value is not touched: the NAPI's own is set.
     CHECK(trimmed(fs.read("sys/class/net/enp2s0/gro_flush_timeout").value()) == "0");
-    auto again = applyPlan(preparePlan(profileOf(kProfile), fs, nl).value().plan, knobs, store, "t2");
+    auto again = applyPlan(preparePlan(test::profileOf(kDeferProfile), fs, nl).value().plan, knobs, store, "t2");
     REQUIRE(again);
     CHECK(again->written.empty());
     auto j = store.load().value().value();
@@ -96,7 +91,7 @@ TEST_CASE("napi_defer: per NAPI through napi-set where the policy takes it, name
     SECTION("a failed napi-set undoes the writes before it") {
         REQUIRE(revertAll(knobs, store));
         nl.failNapiSetAt = nl.napiSets + 2;
-        auto bad = applyPlan(preparePlan(profileOf(kProfile), fs, nl).value().plan, knobs, store, "t3");
+        auto bad = applyPlan(preparePlan(test::profileOf(kDeferProfile), fs, nl).value().plan, knobs, store, "t3");
         REQUIRE_FALSE(bad);
         CHECK(bad.error().message().find("enp2s0 napi rx-0 irq_suspend_timeout") != std::string::npos);
         CHECK(nl.napiValue(8193, "gro_flush_timeout") == 0u);
@@ -109,8 +104,8 @@ TEST_CASE("napi_defer: a NAPI no queue names is keyed by its place; without napi
         withNapiSet(tree, false);
         FileTree fs(tree.path().string());
         test::FakeNetlink nl(tree.path());
-        auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
-        CHECK(lines(plan) == std::vector<std::string>{"enp2s0 napi napi-0 gro_flush_timeout 0 -> 20000",
+        auto plan = preparePlan(test::profileOf(kDeferProfile), fs, nl).value().plan;
+        CHECK(test::planLines(plan) == std::vector<std::string>{"enp2s0 napi napi-0 gro_flush_timeout 0 -> 20000",
                                                       "enp2s0 napi napi-0 irq_suspend_timeout 0 -> 2000000"});
         CHECK(plan.settings[0].key.napi == 0);
         CHECK(plan.settings[0].why.find("the kernel links no queue to it: its place in id order") != std::string::npos);
@@ -121,8 +116,8 @@ TEST_CASE("napi_defer: a NAPI no queue names is keyed by its place; without napi
         test::TempTree tree{"story-20cpu-single-queue"};
         FileTree fs(tree.path().string());
         test::FakeNetlink nl(tree.path());
-        auto plan = preparePlan(profileOf(kProfile), fs, nl).value().plan;
-        CHECK(lines(plan) == std::vector<std::string>{
+        auto plan = preparePlan(test::profileOf(kDeferProfile), fs, nl).value().plan;
+        CHECK(test::planLines(plan) == std::vector<std::string>{
                                  "enp2s0 gro_flush_timeout 0 -> 20000",
                                  "skip enp2s0 irq_suspend_timeout: irq_suspend_timeout is set per NAPI through netdev napi-set, "
                                  "which this kernel does not take (Linux 6.13+)"});
@@ -135,8 +130,8 @@ TEST_CASE("napi_defer: a NAPI no queue names is keyed by its place; without napi
         tree.put("netlink.json", doc.dump());
         FileTree fs(tree.path().string());
         test::FakeNetlink nl(tree.path());
-        auto plan = preparePlan(profileOf("steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n"), fs, nl).value().plan;
-        CHECK(lines(plan) == std::vector<std::string>{"enp2s0 gro_flush_timeout 0 -> 20000"});
+        auto plan = preparePlan(test::profileOf("steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n"), fs, nl).value().plan;
+        CHECK(test::planLines(plan) == std::vector<std::string>{"enp2s0 gro_flush_timeout 0 -> 20000"});
     }
     SECTION("irq_suspend_timeout is validated like the others") {
         auto e = loadProfileText("nic:\n  irq_suspend_timeout: -1\n", "bad.yaml", {});

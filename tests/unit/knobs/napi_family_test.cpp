@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include "../support/families.hpp"
 
 #include <fstream>
@@ -17,7 +19,6 @@ using namespace rxtune;
 
 namespace {
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
 Plan planOn(const test::TempTree& tree, const Profile& p) {
     FileTree fs(tree.path().string());
@@ -25,27 +26,21 @@ Plan planOn(const test::TempTree& tree, const Profile& p) {
     return preparePlan(p, fs, nl).value().plan;
 }
 
-std::vector<std::string> lines(const Plan& p) {
-    std::vector<std::string> out;
-    for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
-    for (const auto& s : p.skipped) out.push_back("skip " + s.id + ": " + s.reason);
-    return out;
-}
 
 }  // namespace
 
 TEST_CASE("mode napi: threaded on, the kthreads pinned to the targets; napi-get or /proc finds them", "[knobs][napi]") {
     SECTION("a NIC that napi-get shows one NAPI for, threaded off") {
         test::TempTree tree{"story-20cpu-single-queue"};
-        auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  cpus: 0-3\n  xps: false\n"));
-        CHECK(lines(p) == std::vector<std::string>{"enp2s0 threaded 0 -> 1", "enp2s0 napi kthreads  -> f"});
+        auto p = planOn(tree, test::profileOf("steering:\n  mode: napi\n  cpus: 0-3\n  xps: false\n"));
+        CHECK(test::planLines(p) == std::vector<std::string>{"enp2s0 threaded 0 -> 1", "enp2s0 napi kthreads  -> f"});
         CHECK(p.settings[1].path == "sys/class/net/enp2s0/napi-kthreads");
         CHECK(p.settings[0].why.find("threaded NAPI: the poll runs in its kthread(s), pinned to CPUs 0-3") == 0);
     }
     SECTION("a veth whose kthreads run already, found by name in /proc (no napi-get)") {
         test::TempTree tree{"isolated-cpus-netns"};
-        auto p = planOn(tree, profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: napi\n  cpus: 0-1\n  xps: false\n"));
-        CHECK(lines(p) == std::vector<std::string>{"veth0 threaded 1 -> 1", "veth0 napi kthreads ff -> 3"});
+        auto p = planOn(tree, test::profileOf("match:\n  interfaces: [veth0]\n  virtual: include\nsteering:\n  mode: napi\n  cpus: 0-1\n  xps: false\n"));
+        CHECK(test::planLines(p) == std::vector<std::string>{"veth0 threaded 1 -> 1", "veth0 napi kthreads ff -> 3"});
         CHECK(p.pendingCount() == 1);
     }
     SECTION("no NAPI instance (a veth without GRO): skipped with the way to get one") {
@@ -53,7 +48,7 @@ TEST_CASE("mode napi: threaded on, the kthreads pinned to the targets; napi-get 
         auto doc = nlohmann::json::parse(std::ifstream(tree.path() / "netlink.json"));
         for (auto& l : doc["links"]) l["napis"] = nlohmann::json::array();
         tree.put("netlink.json", doc.dump());
-        auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  xps: false\n"));
+        auto p = planOn(tree, test::profileOf("steering:\n  mode: napi\n  xps: false\n"));
         REQUIRE(p.skipped.size() == 1);
         CHECK(p.skipped[0].reason.find("has no NAPI instance now") != std::string::npos);
         CHECK(p.settings.empty());
@@ -66,10 +61,10 @@ TEST_CASE("mode napi: threaded on, the kthreads pinned to the targets; napi-get 
             if (l["name"] == "enp2s0") l["kind"] = "tun";
         }
         tree.put("netlink.json", doc.dump());
-        const auto prof = profileOf("match:\n  virtual: include\nsteering:\n  mode: napi\n  xps: false\n  cpus: 0-3\n");
+        const auto prof = test::profileOf("match:\n  virtual: include\nsteering:\n  mode: napi\n  xps: false\n  cpus: 0-3\n");
         tree.put("sys/class/net/enp2s0/tun_flags", "0x1012\n");
         auto p = planOn(tree, prof);
-        CHECK(lines(p) == std::vector<std::string>{"enp2s0 threaded 0 -> 1", "enp2s0 napi kthreads  -> f"});
+        CHECK(test::planLines(p) == std::vector<std::string>{"enp2s0 threaded 0 -> 1", "enp2s0 napi kthreads  -> f"});
         tree.put("sys/class/net/enp2s0/tun_flags", "0x1002\n");
         p = planOn(tree, prof);
         REQUIRE(p.skipped.size() == 1);
@@ -78,7 +73,7 @@ TEST_CASE("mode napi: threaded on, the kthreads pinned to the targets; napi-get 
     }
     SECTION("a kernel without threaded NAPI") {
         test::TempTree tree{"vm-no-cpufreq"};
-        auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  xps: false\n"));
+        auto p = planOn(tree, test::profileOf("steering:\n  mode: napi\n  xps: false\n"));
         REQUIRE(p.skipped.size() == 1);
         CHECK(p.skipped[0].reason.find("needs Linux 5.12+") != std::string::npos);
     }
@@ -99,7 +94,7 @@ TEST_CASE("mode napi applies, reads back, verifies, shows drift, and reverts to 
     test::FakeThreads threads(tree);
     const Knobs knobs(fs, Services().with<NapiThreads>(&threads));
     JournalStore store((state.path() / "state").string());
-    const auto profile = profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\nnic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n");
+    const auto profile = test::profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\nnic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n");
     auto r = applyPlan(planOn(tree, profile), knobs, store, "t1");
     REQUIRE(r);
     CHECK(r->written.size() == 4);
@@ -146,7 +141,7 @@ TEST_CASE("a kthread the kernel will not move fails the apply, which undoes thre
     threads.failWith_ = true;
     const Knobs knobs(fs, Services().with<NapiThreads>(&threads));
     JournalStore store((state.path() / "state").string());
-    auto r = applyPlan(planOn(tree, profileOf("steering:\n  mode: napi\n")), knobs, store, "t1");
+    auto r = applyPlan(planOn(tree, test::profileOf("steering:\n  mode: napi\n")), knobs, store, "t1");
     REQUIRE_FALSE(r);
     CHECK(r.error().message().find("enp2s0 napi kthreads") != std::string::npos);
     CHECK(trimmed(fs.read("sys/class/net/enp2s0/threaded").value()) == "0");
@@ -155,18 +150,18 @@ TEST_CASE("a kthread the kernel will not move fails the apply, which undoes thre
 
 TEST_CASE("nic: deferral keys are planned per device, skipped where the kernel lacks them, and validated", "[knobs][napi]") {
     test::TempTree story{"story-20cpu-single-queue"};
-    auto p = planOn(story, profileOf("steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n"));
-    CHECK(lines(p) == std::vector<std::string>{"enp2s0 gro_flush_timeout 0 -> 20000"});
+    auto p = planOn(story, test::profileOf("steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n"));
+    CHECK(test::planLines(p) == std::vector<std::string>{"enp2s0 gro_flush_timeout 0 -> 20000"});
     test::TempTree vm{"vm-no-cpufreq"};
-    auto q = planOn(vm, profileOf("steering:\n  mode: none\nnic:\n  napi_defer_hard_irqs: 2\n"));
-    CHECK(lines(q) == std::vector<std::string>{"skip eth0 napi_defer_hard_irqs: the kernel shows no napi_defer_hard_irqs for eth0"});
+    auto q = planOn(vm, test::profileOf("steering:\n  mode: none\nnic:\n  napi_defer_hard_irqs: 2\n"));
+    CHECK(test::planLines(q) == std::vector<std::string>{"skip eth0 napi_defer_hard_irqs: the kernel shows no napi_defer_hard_irqs for eth0"});
     auto err = [](const std::string& text) { return loadProfileText(text, "bad.yaml", {}).error().message(); };
     CHECK(err("nic:\n  gro_flush_timeot: 1\n").find("bad.yaml:2:3: nic.gro_flush_timeot: unknown key") == 0);
     CHECK(err("nic:\n  napi_defer_hard_irqs: -1\n").find("bad.yaml:2:25: nic.napi_defer_hard_irqs") == 0);
     CHECK(err("nic:\n  napi_defer_hard_irqs: 2147483648\n").find("nic.napi_defer_hard_irqs") != std::string::npos);
     CHECK(err("nic:\n  gro_flush_timeout: fast\n").find("bad.yaml:2:22: nic.gro_flush_timeout") == 0);
     CHECK(err("steering:\n  auto:\n    candidates: [napi, napi]\n").find("'napi' is listed twice") != std::string::npos);
-    CHECK(profileOf("steering:\n  mode: auto\n  auto:\n    candidates: [napi, rps]\n").steering.autoThresholds.candidates ==
+    CHECK(test::profileOf("steering:\n  mode: auto\n  auto:\n    candidates: [napi, rps]\n").steering.autoThresholds.candidates ==
           std::vector<SteeringMode>{SteeringMode::kNapi, SteeringMode::kRps});
 }
 
@@ -226,7 +221,7 @@ TEST_CASE("a TX NAPI's kthread, which napi-get does not list, is found by name a
     CHECK(source == "netdev-genl");
     // Their CPUs are one value: the plan sees both (one differs: both listed, in NAPI id order).
     tree.put("proc/901/status", "Name:\tnapi/enp2s0-0\nPPid:\t2\nCpus_allowed:\t1\n");
-    auto p = planOn(tree, profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\n"));
+    auto p = planOn(tree, test::profileOf("steering:\n  mode: napi\n  cpus: 2-3\n  xps: false\n"));
     const auto k = std::find_if(p.settings.begin(), p.settings.end(), [](const Setting& s) { return s.key.name == "napi-kthreads"; });
     REQUIRE(k != p.settings.end());
     CHECK(k->current == "fffff 1");

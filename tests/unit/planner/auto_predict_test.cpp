@@ -26,8 +26,8 @@ LoadView viewOf(const AutoSample& s) {
     return v;
 }
 
-const CpuSet kAll = CpuSet::range(0, 3);
-const CpuSet kRxOnly = CpuSet::of({0});
+const CpuSet kPredictAll = CpuSet::range(0, 3);
+const CpuSet kPredictRxOnly = CpuSet::of({0});
 const CpuSet kTargets = CpuSet::of({1, 2, 3});
 
 AutoThresholds quick(std::vector<SteeringMode> candidates) {
@@ -61,7 +61,7 @@ TEST_CASE("predict: the receive CPU's and the targets' ceilings from what none s
     CHECK(napi.bound > 1e8);  // never bounded: it trades softirq priority for a fair share
     // Busier targets predict less; the receive CPU itself is never one of its targets.
     CHECK(predict(SteeringMode::kRps, kTargets, 0, viewOf(load(1, 100000, 0.8, 1.0, 0.7))).model < rps.model);
-    CHECK(predict(SteeringMode::kRps, kAll, 0, none).model == Approx(rps.model));
+    CHECK(predict(SteeringMode::kRps, kPredictAll, 0, none).model == Approx(rps.model));
 }
 
 TEST_CASE("predict: nothing measured to go by predicts 1x and skips nothing", "[auto][predict]") {
@@ -69,7 +69,7 @@ TEST_CASE("predict: nothing measured to go by predicts 1x and skips nothing", "[
     CHECK(p.ratio == 1);
     CHECK(p.bound > 1e8);
     CHECK(p.why.find("nothing measured") != std::string::npos);
-    CHECK(predict(SteeringMode::kRps, kRxOnly, 0, viewOf(load(1, 1000, 0.8, 1.0, 0.2))).why.find("no target") != std::string::npos);
+    CHECK(predict(SteeringMode::kRps, kPredictRxOnly, 0, viewOf(load(1, 1000, 0.8, 1.0, 0.2))).why.find("no target") != std::string::npos);
 }
 
 TEST_CASE("planned trials: ordered by prediction, the profile's order on a tie, big cores before all within a mode", "[auto][predict]") {
@@ -189,7 +189,7 @@ namespace {
 // machine decides; returns the decision and the sample index it came at.
 std::pair<AutoDecision, int> until(AutoSteer& a, int from, int to, double pps, double rxNet, double rxBusy, double others) {
     for (int i = from; i < to; ++i) {
-        auto d = a.step(load(i * 0.25, pps, rxNet, rxBusy, others), 0, kAll, kRxOnly);
+        auto d = a.step(load(i * 0.25, pps, rxNet, rxBusy, others), 0, kPredictAll, kPredictRxOnly);
         if (!d.decision.empty()) return {d, i};
     }
     return {{}, to};
@@ -228,7 +228,7 @@ TEST_CASE("auto: a collapsing candidate is not tried again when a changed load r
     auto [r, l] = until(a, k + 1, k + 100, 100000, 0.8, 1.0, 0.04);
     REQUIRE(r.decision == "retry");
     CHECK(r.reason == "load_changed");
-    auto en = a.step(load((l + 1) * 0.25, 100000, 0.8, 1.0, 0.04), 0, kAll, kRxOnly);
+    auto en = a.step(load((l + 1) * 0.25, 100000, 0.8, 1.0, 0.04), 0, kPredictAll, kPredictRxOnly);
     REQUIRE(en.decision == "enable");
     INFO(en.detail);
     CHECK(en.detail.find("trying xdp (CPUs 1-3) predicted 1.4") != std::string::npos);
@@ -255,7 +255,7 @@ TEST_CASE("auto: every candidate predicted not to beat the margin: held off, not
     for (int i = 1; i < 100 && h.decision.empty(); ++i) {
         AutoSample s = load(i * 0.25, 100000, 1.0, 1.0, 1.0);
         for (unsigned c = 1; c < 4; ++c) s.cpus[c] = {0.994, 0.99};
-        h = a.step(s, 0, kAll, kRxOnly);
+        h = a.step(s, 0, kPredictAll, kPredictRxOnly);
     }
     CHECK(h.decision == "hold");
     CHECK(h.reason == "predicted_no_gain");
@@ -278,7 +278,7 @@ TEST_CASE("auto: a load that moves the prediction past the margin re-opens the b
     // Noise at the same load (a tenth either way) for 60 s: held.
     for (int n = j + 1; n < j + 240; ++n) {
         const double wobble = (n % 2) ? 1.1 : 0.9;
-        CHECK(a.step(load(n * 0.25, 100000 * wobble, 0.8, 1.0, 0.5), 0, kAll, kRxOnly).decision.empty());
+        CHECK(a.step(load(n * 0.25, 100000 * wobble, 0.8, 1.0, 0.5), 0, kPredictAll, kPredictRxOnly).decision.empty());
     }
     CHECK(a.state() == AutoState::kBackoff);
     // The targets' application goes quiet (idle 1.5 -> 2.88 CPUs): corrected, RPS now predicts
@@ -290,7 +290,7 @@ TEST_CASE("auto: a load that moves the prediction past the margin re-opens the b
           std::string::npos);
     CHECK((k - (j + 240)) * 0.25 <= 4.25);  // two windows of `sustain` at most
     // Its saturated samples are the baseline: the next one enables.
-    auto next = a.step(load((k + 1) * 0.25, 100000, 0.8, 1.0, 0.04), 0, kAll, kRxOnly);
+    auto next = a.step(load((k + 1) * 0.25, 100000, 0.8, 1.0, 0.04), 0, kPredictAll, kPredictRxOnly);
     CHECK(next.decision == "enable");
     CHECK(next.changed);
 }

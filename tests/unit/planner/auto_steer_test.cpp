@@ -526,7 +526,7 @@ AutoSample quarter(int i, double pps, double rxNet, double rxBusy, double others
     return s;
 }
 
-AutoThresholds shipped(std::vector<SteeringMode> candidates = {SteeringMode::kRps}) {
+AutoThresholds shippedThresholds(std::vector<SteeringMode> candidates = {SteeringMode::kRps}) {
     AutoThresholds t;  // sustain 2 s, window 15 s, gain margin 5 %
     t.candidates = std::move(candidates);
     return t;
@@ -552,10 +552,10 @@ std::pair<AutoDecision, int> trialQuarter(AutoSteer& a, int from, double pps, do
 }  // namespace
 
 TEST_CASE("auto: sustain is a time: 2 s of saturation at 250 ms samples is 8 samples", "[auto]") {
-    AutoSteer a(shipped());
+    AutoSteer a(shippedThresholds());
     CHECK(enableQuarter(a, 100000, 0.05) == 8);
     // A spell broken by one cool sample starts again.
-    AutoSteer b(shipped());
+    AutoSteer b(shippedThresholds());
     for (int i = 1; i <= 7; ++i) CHECK(b.step(quarter(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly).decision.empty());
     CHECK(b.step(quarter(8, 100000, 0.1, 0.3, 0.2), 0, kAll, kRxOnly).decision.empty());
     for (int i = 9; i <= 15; ++i) CHECK(b.step(quarter(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly).decision.empty());
@@ -563,7 +563,7 @@ TEST_CASE("auto: sustain is a time: 2 s of saturation at 250 ms samples is 8 sam
 }
 
 TEST_CASE("auto: a clear win on noisy samples ends its trial in about a second, not a window", "[auto]") {
-    AutoSteer a(shipped());
+    AutoSteer a(shippedThresholds());
     const int on = enableQuarter(a, 100000, 0.05);
     REQUIRE(on == 8);
     auto [d, at] = trialQuarter(a, on, 190000, 0.08);
@@ -581,7 +581,7 @@ TEST_CASE("auto: a clear win on noisy samples ends its trial in about a second, 
 
 TEST_CASE("auto: a result within the noise of the margin keeps measuring, to the window at most", "[auto]") {
     // 6 % better than none with 10 % spread either side: not clear of 1.05x either way.
-    AutoSteer a(shipped());
+    AutoSteer a(shippedThresholds());
     const int on = enableQuarter(a, 100000, 0.10);
     REQUIRE(on == 8);
     auto [d, at] = trialQuarter(a, on, 106000, 0.10);
@@ -593,7 +593,7 @@ TEST_CASE("auto: a result within the noise of the margin keeps measuring, to the
     CHECK(d.decision == "keep");
 
     // Clearly no better (a 2 % loss, same spread): over long before the window.
-    AutoSteer b(shipped());
+    AutoSteer b(shippedThresholds());
     REQUIRE(enableQuarter(b, 100000, 0.05) == 8);
     auto [u, uat] = trialQuarter(b, 8, 98000, 0.05);
     CHECK(u.decision == "undo");
@@ -603,7 +603,7 @@ TEST_CASE("auto: a result within the noise of the margin keeps measuring, to the
 
 TEST_CASE("auto: a candidate that collapses delivery is cut at its first sample (a half second at 250 ms)", "[auto]") {
     // Measured: RPS onto the busy sink's CPU, 1k vs 263k datagrams/s.
-    AutoSteer a(shipped(kBoth));
+    AutoSteer a(shippedThresholds(kBoth));
     const int on = enableQuarter(a, 263000, 0.05);
     auto [d, at] = trialQuarter(a, on, 1000, 0.3);
     CHECK(d.decision == "try");

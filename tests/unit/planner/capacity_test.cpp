@@ -3,6 +3,8 @@
 // the NAPI kthreads' CPUs, steering.cpus: big; detect, status and the metrics show it.
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <prometheus/text_serializer.h>
 
 #include <sstream>
@@ -19,14 +21,7 @@ using namespace rxtune;
 
 namespace {
 
-HostSnapshot snap(const std::string& scenario) {
-    auto root = test::fixtureRoot(scenario);
-    FileTree fs(root.string());
-    test::FakeNetlink nl(root);
-    return takeSnapshot(fs, nl, {}).value();
-}
 
-Profile profileOf(const std::string& text) { return loadProfileText(text, "t.yaml", {}).value(); }
 
 // The plan as apply makes it: the snapshot read for the profile (interrupt counts for irq.cpus auto).
 Plan prepared(const std::string& scenario, const std::string& profile) {
@@ -35,7 +30,7 @@ Plan prepared(const std::string& scenario, const std::string& profile) {
     test::FakeNetlink nl(root);
     PlanRequest req;
     req.explain = true;
-    return preparePlan(profileOf(profile), fs, nl, req).value().plan;
+    return preparePlan(test::profileOf(profile), fs, nl, req).value().plan;
 }
 
 std::string desiredOf(const Plan& p, const std::string& idPart) {
@@ -54,7 +49,7 @@ bool explains(const Plan& p, const std::string& text) {
 }  // namespace
 
 TEST_CASE("cpu_capacity and x86 core types are read; CPUs group into classes, biggest first", "[capacity]") {
-    const auto gb10 = snap("gb10-big-little").host;
+    const auto gb10 = test::snapshotOf("gb10-big-little").host;
     REQUIRE(gb10.capacity.size() == 20);
     CHECK(gb10.capacity.at(0) == 1024);
     CHECK(gb10.capacity.at(5) == 410);
@@ -69,7 +64,7 @@ TEST_CASE("cpu_capacity and x86 core types are read; CPUs group into classes, bi
     CHECK(biggestOf(gb10, CpuSet::range(5, 9)).toList() == "5-9");  // only little ones: those
     CHECK(describeCapacity(gb10, 7) == "capacity 410");
 
-    const auto intel = snap("intel-hybrid").host;
+    const auto intel = test::snapshotOf("intel-hybrid").host;
     CHECK(intel.capacity.empty());
     CHECK(intel.coreType.at(3) == "core");
     CHECK(intel.coreType.at(17) == "atom");
@@ -83,13 +78,13 @@ TEST_CASE("cpu_capacity and x86 core types are read; CPUs group into classes, bi
     // One capacity (a SoC of like cores), or nothing said (x86 without hybrid, a VM): one class.
     for (const char* host : {"soc-4core-one-capacity", "story-20cpu-single-queue"}) {
         INFO(host);
-        const auto h = snap(host).host;
+        const auto h = test::snapshotOf(host).host;
         classes = cpuClasses(h);
         REQUIRE(classes.size() == 1);
         CHECK(classes[0].cpus == h.online);
         CHECK(biggestOf(h, CpuSet::range(1, 2)) == CpuSet::range(1, 2));
     }
-    CHECK(cpuClasses(snap("soc-4core-one-capacity").host)[0].capacity == 1024);
+    CHECK(cpuClasses(test::snapshotOf("soc-4core-one-capacity").host)[0].capacity == 1024);
 
     // A CPU the kernel gives no capacity falls in with the smallest; three capacities: a middle.
     Topology t;
@@ -139,7 +134,7 @@ TEST_CASE("irq.cpus auto puts the RX IRQ on a big core, the least busy one, and 
         FileTree fs(tree.path().string());
         test::FakeNetlink nl(tree.path());
         PlanRequest req;
-        auto kept = preparePlan(profileOf(irqAuto), fs, nl, req).value().plan;
+        auto kept = preparePlan(test::profileOf(irqAuto), fs, nl, req).value().plan;
         CHECK(std::none_of(kept.settings.begin(), kept.settings.end(), [](const Setting& s) { return s.id.find("irq 150") != std::string::npos && s.pending(); }));
     }
     // Like cores: no capacity talk.
@@ -151,13 +146,13 @@ TEST_CASE("irq.cpus auto puts the RX IRQ on a big core, the least busy one, and 
 TEST_CASE("steering.cpus big: RPS/XPS on the big cores; NAPI kthreads on the biggest of their targets", "[capacity][planner]") {
     PlanOptions opts;
     opts.explain = true;
-    auto p = plan(profileOf("steering:\n  mode: rps\n  cpus: big\n"), snap("gb10-big-little"), opts).value();
+    auto p = plan(test::profileOf("steering:\n  mode: rps\n  cpus: big\n"), test::snapshotOf("gb10-big-little"), opts).value();
     CHECK(desiredOf(p, "rx-0 rps_cpus") == CpuSet::parseList("0-4,10-14")->toMask());
     CHECK(explains(p, "big: CPUs 0-4,10-14 (capacity 1024); left out 5-9,15-19 (capacity 410)"));
     CHECK(explains(p, "cpu 7 left out: a smaller core (capacity 410; steering.cpus big)"));
     // all: every core (the default: RPS spreads the stack's work, and the application's threads
     // run everywhere anyway).
-    p = plan(profileOf("steering:\n  mode: rps\n  cpus: all\n"), snap("gb10-big-little"), opts).value();
+    p = plan(test::profileOf("steering:\n  mode: rps\n  cpus: all\n"), test::snapshotOf("gb10-big-little"), opts).value();
     CHECK(desiredOf(p, "rx-0 rps_cpus") == CpuSet::range(0, 19).toMask());
     // Threaded NAPI over all CPUs: its kthread on the big ones.
     p = prepared("gb10-big-little", "steering:\n  mode: napi\n  cpus: all\n");
@@ -166,7 +161,7 @@ TEST_CASE("steering.cpus big: RPS/XPS on the big cores; NAPI kthreads on the big
         return s.why.find("the biggest cores of 0-19 (capacity 1024): a kthread polls a whole queue") != std::string::npos;
     }));
     // Like cores: big is all of them, said so.
-    p = plan(profileOf("steering:\n  mode: rps\n  cpus: big\n"), snap("soc-4core-one-capacity"), opts).value();
+    p = plan(test::profileOf("steering:\n  mode: rps\n  cpus: big\n"), test::snapshotOf("soc-4core-one-capacity"), opts).value();
     CHECK(desiredOf(p, "rx-0 rps_cpus") == CpuSet::range(0, 3).toMask());
     CHECK(explains(p, "big: the CPUs are alike"));
     // The profile's word is checked: big is a value, bigs is not.
@@ -176,7 +171,7 @@ TEST_CASE("steering.cpus big: RPS/XPS on the big cores; NAPI kthreads on the big
 }
 
 TEST_CASE("detect, status and the metrics show each CPU's capacity and class", "[capacity][detect]") {
-    const auto s = snap("gb10-big-little");
+    const auto s = test::snapshotOf("gb10-big-little");
     const auto j = toJson(s);
     CHECK(j["host"]["cpu_capacity"]["0"]["capacity"] == 1024);
     CHECK(j["host"]["cpu_capacity"]["7"]["capacity"] == 410);
@@ -187,13 +182,13 @@ TEST_CASE("detect, status and the metrics show each CPU's capacity and class", "
     printTable(s, table);
     CHECK(table.str().find("  cores  big 0-4,10-14 (capacity 1024)  little 5-9,15-19 (capacity 410)\n") != std::string::npos);
     std::ostringstream intel;
-    printTable(snap("intel-hybrid"), intel);
+    printTable(test::snapshotOf("intel-hybrid"), intel);
     CHECK(intel.str().find("  cores  big 0-15 (core type core)  little 16-19 (core type atom)\n") != std::string::npos);
     std::ostringstream soc;
-    printTable(snap("soc-4core-one-capacity"), soc);
+    printTable(test::snapshotOf("soc-4core-one-capacity"), soc);
     CHECK(soc.str().find("  cores alike: capacity 1024 on 0-3\n") != std::string::npos);
     std::ostringstream vm;
-    printTable(snap("vm-no-cpufreq"), vm);
+    printTable(test::snapshotOf("vm-no-cpufreq"), vm);
     CHECK(vm.str().find("  cores alike (the kernel gives no capacity or core type)\n") != std::string::npos);
 
     // status: the class column, and a hot little core said to be one.
@@ -223,18 +218,18 @@ TEST_CASE("detect, status and the metrics show each CPU's capacity and class", "
 }
 
 TEST_CASE("mode auto's scope names the biggest cores where the targets differ in size, none where alike", "[capacity][auto]") {
-    const Profile auto_ = profileOf("steering:\n  mode: auto\n  cpus: all\n");
-    const HostSnapshot gb10 = snap("gb10-big-little");
+    const Profile auto_ = test::profileOf("steering:\n  mode: auto\n  cpus: all\n");
+    const HostSnapshot gb10 = test::snapshotOf("gb10-big-little");
     const Nic& nic = gb10.nics.front();
     auto scope = autoScope(auto_, gb10.host, nic, {}, AutoSample{});
     REQUIRE(scope);
     CHECK(scope->candidates == CpuSet::range(0, 19));
     CHECK(scope->biggest == *CpuSet::parseList("0-4,10-14"));
     // Already the big cores only: nothing to trial against.
-    scope = autoScope(profileOf("steering:\n  mode: auto\n  cpus: big\n"), gb10.host, nic, {}, AutoSample{});
+    scope = autoScope(test::profileOf("steering:\n  mode: auto\n  cpus: big\n"), gb10.host, nic, {}, AutoSample{});
     REQUIRE(scope);
     CHECK(scope->biggest.empty());
-    const HostSnapshot soc = snap("soc-4core-one-capacity");
+    const HostSnapshot soc = test::snapshotOf("soc-4core-one-capacity");
     scope = autoScope(auto_, soc.host, soc.nics.front(), {}, AutoSample{});
     REQUIRE(scope);
     CHECK(scope->biggest.empty());

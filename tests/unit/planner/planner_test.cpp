@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "../support/plans.hpp"
+
 #include <algorithm>
 #include <map>
 #include <random>
@@ -13,25 +15,18 @@ using namespace rxtune;
 
 namespace {
 
-std::vector<std::string> shipped() { return {std::getenv("RXTUNE_PROFILES")}; }
 
 // A shipped profile with its steering pinned to mode rps: the static shape the golden tests check
 // (the shipped gateway and balanced profiles are mode auto and steer only when measured saturated).
 Profile rpsProfile(const std::string& name) {
-    auto p = loadProfile(name, shipped()).value();
+    auto p = loadProfile(name, test::shippedProfiles()).value();
     p.steering.mode = SteeringMode::kRps;
     return p;
 }
 
-HostSnapshot snap(const std::string& scenario) {
-    auto root = test::fixtureRoot(scenario);
-    FileTree fs(root.string());
-    test::FakeNetlink nl(root);
-    return takeSnapshot(fs, nl, {}).value();
-}
 
 // One line per setting: the golden form the tests pin.
-std::vector<std::string> lines(const Plan& p) {
+std::vector<std::string> plannerLines(const Plan& p) {
     std::vector<std::string> out;
     for (const auto& s : p.settings) out.push_back(s.id + " " + s.current + " -> " + s.desired);
     for (const auto& s : p.skipped) out.push_back("skip " + s.id);
@@ -42,7 +37,7 @@ std::vector<std::string> lines(const Plan& p) {
 
 TEST_CASE("single-queue-gateway on the story's host", "[planner]") {
     auto profile = rpsProfile("single-queue-gateway");
-    auto p = plan(profile, snap("story-20cpu-single-queue"), {}).value();
+    auto p = plan(profile, test::snapshotOf("story-20cpu-single-queue"), {}).value();
     CHECK(p.interfaces == std::vector<std::string>{"enp2s0"});
     std::vector<std::string> want = {
         "sysctl net.core.netdev_max_backlog 1000 -> 300000",
@@ -57,23 +52,23 @@ TEST_CASE("single-queue-gateway on the story's host", "[planner]") {
     };
     for (unsigned c = 0; c < 20; ++c) want.push_back("cpu" + std::to_string(c) + " governor powersave -> performance");
     want.push_back("skip enp2s0 xps");
-    CHECK(lines(p) == want);
+    CHECK(plannerLines(p) == want);
     CHECK(p.pendingCount() == 29);
 }
 
 TEST_CASE("balanced leaves out the IRQ CPU and isolated CPUs", "[planner]") {
     auto profile = rpsProfile("balanced");
-    auto p = plan(profile, snap("story-20cpu-single-queue"), {}).value();
+    auto p = plan(profile, test::snapshotOf("story-20cpu-single-queue"), {}).value();
     // IRQ 45 is served by CPU 3 (effective affinity): every CPU but 3.
     CHECK(p.settings[3].id == "enp2s0 rx-0 rps_cpus");
     CHECK(p.settings[3].desired == CpuSet::parseList("0-2,4-19").value().toMask());
 }
 
 TEST_CASE("explicit interfaces, virtual devices, XPS over several TX queues", "[planner]") {
-    auto profile = loadProfileText("include: balanced\nsteering:\n  mode: rps\n  exclude_irq_cpus: false\n", "t.yaml", shipped()).value();
+    auto profile = loadProfileText("include: balanced\nsteering:\n  mode: rps\n  exclude_irq_cpus: false\n", "t.yaml", test::shippedProfiles()).value();
     PlanOptions opts;
     opts.interfaces = {"veth0"};
-    auto p = plan(profile, snap("isolated-cpus-netns"), opts).value();
+    auto p = plan(profile, test::snapshotOf("isolated-cpus-netns"), opts).value();
     CHECK(p.interfaces == std::vector<std::string>{"veth0"});
     // Non-initial netns: the host-global sysctls are skipped, not silently dropped.
     bool skippedBacklog = false, skippedFlows = false;
@@ -93,12 +88,12 @@ TEST_CASE("explicit interfaces, virtual devices, XPS over several TX queues", "[
     CHECK(desired["veth0 tx-2 xps_cpus"] == "10");  // CPU 4
     CHECK(desired["veth0 tx-3 xps_cpus"] == "20");  // CPU 5
     // Without explicit interfaces the profile's match excludes virtual devices.
-    CHECK(plan(profile, snap("isolated-cpus-netns"), {}).value().interfaces.empty());
+    CHECK(plan(profile, test::snapshotOf("isolated-cpus-netns"), {}).value().interfaces.empty());
 }
 
 TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
-    auto numa = loadProfileText("steering:\n  cpus: numa-local\nmatch:\n  verdict: any\n", "n.yaml", shipped()).value();
-    auto p = plan(numa, snap("numa2-multi-queue"), {}).value();
+    auto numa = loadProfileText("steering:\n  cpus: numa-local\nmatch:\n  verdict: any\n", "n.yaml", test::shippedProfiles()).value();
+    auto p = plan(numa, test::snapshotOf("numa2-multi-queue"), {}).value();
     CHECK(p.settings[1].id == "sysctl net.core.rps_default_mask");
     size_t masks = 0;
     for (const auto& s : p.settings)
@@ -107,10 +102,10 @@ TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
             CHECK(s.desired == "ff00");
         }
     CHECK(masks == 8);  // ens1f0's eight RX queues
-    auto cg = loadProfileText("steering:\n  cpus: cgroup:/docker/abc123\nmatch:\n  verdict: any\n", "c.yaml", shipped()).value();
+    auto cg = loadProfileText("steering:\n  cpus: cgroup:/docker/abc123\nmatch:\n  verdict: any\n", "c.yaml", test::shippedProfiles()).value();
     PlanOptions opts;
     opts.cgroupCpus["/docker/abc123"] = CpuSet::range(8, 11);
-    auto q = plan(cg, snap("numa2-multi-queue"), opts).value();
+    auto q = plan(cg, test::snapshotOf("numa2-multi-queue"), opts).value();
     masks = 0;
     for (const auto& s : q.settings)
         if (s.id.ends_with("rps_cpus")) {
@@ -118,13 +113,13 @@ TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
             CHECK(s.desired == "f00");
         }
     CHECK(masks == 8);
-    auto missing = plan(cg, snap("numa2-multi-queue"), {});
+    auto missing = plan(cg, test::snapshotOf("numa2-multi-queue"), {});
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message() == "c.yaml:2:9: steering.cpus: cgroup /docker/abc123 does not exist");
     // The cgroup's CPU quota, read from the tree, is said where it is far below its cpuset.
     auto root = test::fixtureRoot("numa2-multi-queue");
     FileTree fs(root.string());
-    const HostSnapshot host = snap("numa2-multi-queue");
+    const HostSnapshot host = test::snapshotOf("numa2-multi-queue");
     PlanOptions real;
     real.explain = true;
     REQUIRE(addCgroupCpus(cg, fs, host.host, real));
@@ -138,12 +133,12 @@ TEST_CASE("numa-local steering and a cgroup's cpuset", "[planner]") {
 }
 
 TEST_CASE("a CPU that does not exist and an unknown sysctl are located errors", "[planner]") {
-    auto cpus = loadProfileText("steering:\n  cpus: 0-63\n", "x.yaml", shipped()).value();
-    auto e = plan(cpus, snap("vm-no-cpufreq"), {});
+    auto cpus = loadProfileText("steering:\n  cpus: 0-63\n", "x.yaml", test::shippedProfiles()).value();
+    auto e = plan(cpus, test::snapshotOf("vm-no-cpufreq"), {});
     REQUIRE_FALSE(e);
     CHECK(e.error().message() == "x.yaml:2:9: steering.cpus: CPU 4-63 does not exist or is offline (online: 0-3)");
-    auto sys = loadProfileText("sysctl:\n  net.core.rmem_maxx: 5\n", "y.yaml", shipped()).value();
-    auto e2 = plan(sys, snap("vm-no-cpufreq"), {});
+    auto sys = loadProfileText("sysctl:\n  net.core.rmem_maxx: 5\n", "y.yaml", test::shippedProfiles()).value();
+    auto e2 = plan(sys, test::snapshotOf("vm-no-cpufreq"), {});
     REQUIRE_FALSE(e2);
     CHECK(e2.error().message() == "y.yaml:2:23: sysctl.net.core.rmem_maxx: no such sysctl on this host");
 }
@@ -152,9 +147,9 @@ TEST_CASE("guards only raise or only lower; absent cpufreq is said, not hidden",
     auto prof = loadProfileText(
                     "sysctl:\n  net.core.rmem_max: '>= 1000'\n  net.core.wmem_max: '<= 1000'\n"
                     "  net.core.somaxconn: 128\ncpu:\n  governor: [performance]\n",
-                    "g.yaml", shipped())
+                    "g.yaml", test::shippedProfiles())
                     .value();
-    auto p = plan(prof, snap("vm-no-cpufreq"), {}).value();
+    auto p = plan(prof, test::snapshotOf("vm-no-cpufreq"), {}).value();
     std::map<std::string, const Setting*> byId;
     for (const auto& s : p.settings) byId[s.id] = &s;
     CHECK_FALSE(byId["sysctl net.core.rmem_max"]->pending());  // 212992 >= 1000 already
@@ -169,12 +164,12 @@ TEST_CASE("the plan does not depend on the order the snapshot lists devices, que
     // Every device of each fixture host, virtual ones too, so that there is an order to get wrong
     // (isolated-cpus-netns has two: veth0 and tap0; every host has queues to reorder).
     auto profile = loadProfileText("include: throughput\nmatch:\n  verdict: any\n  virtual: include\nsteering:\n  mode: rps\n",
-                                   "all.yaml", shipped())
+                                   "all.yaml", test::shippedProfiles())
                        .value();
     for (const char* scenario : {"story-20cpu-single-queue", "numa2-multi-queue", "isolated-cpus-netns"}) {
         INFO(scenario);
-        const HostSnapshot s = snap(scenario);
-        const auto golden = lines(plan(profile, s, {}).value());
+        const HostSnapshot s = test::snapshotOf(scenario);
+        const auto golden = plannerLines(plan(profile, s, {}).value());
         REQUIRE(golden.size() >= 8);
         std::mt19937 rng(20261201);
         for (int round = 0; round < 8; ++round) {
@@ -187,15 +182,15 @@ TEST_CASE("the plan does not depend on the order the snapshot lists devices, que
             }
             std::shuffle(t.host.sysctls.begin(), t.host.sysctls.end(), rng);
             std::shuffle(t.host.availableGovernors.begin(), t.host.availableGovernors.end(), rng);
-            CHECK(lines(plan(profile, t, {}).value()) == golden);
+            CHECK(plannerLines(plan(profile, t, {}).value()) == golden);
         }
     }
-    CHECK(plan(profile, snap("isolated-cpus-netns"), {}).value().interfaces.size() == 2);
+    CHECK(plan(profile, test::snapshotOf("isolated-cpus-netns"), {}).value().interfaces.size() == 2);
 }
 
 TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS off there", "[planner]") {
-    auto prof = loadProfileText("steering:\n  mode: xdp\n  xdp:\n    mode: native\n    qsize: 512\n", "x.yaml", shipped()).value();
-    auto s = snap("story-20cpu-single-queue");
+    auto prof = loadProfileText("steering:\n  mode: xdp\n  xdp:\n    mode: native\n    qsize: 512\n", "x.yaml", test::shippedProfiles()).value();
+    auto s = test::snapshotOf("story-20cpu-single-queue");
     auto p = plan(prof, s, {}).value();
     std::map<std::string, const Setting*> byId;
     for (const auto& st : p.settings) byId[st.id] = &st;
@@ -219,9 +214,9 @@ TEST_CASE("steering mode xdp plans one XDP setting per interface and turns RPS o
 }
 
 TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without counting it as pending", "[planner]") {
-    auto gateway = plan(rpsProfile("single-queue-gateway"), snap("story-20cpu-single-queue"), {}).value();
+    auto gateway = plan(rpsProfile("single-queue-gateway"), test::snapshotOf("story-20cpu-single-queue"), {}).value();
     CHECK(gateway.advice.empty());
-    auto p = plan(rpsProfile("kernel-bypass"), snap("story-20cpu-single-queue"), {}).value();
+    auto p = plan(rpsProfile("kernel-bypass"), test::snapshotOf("story-20cpu-single-queue"), {}).value();
     REQUIRE(p.advice.size() == 1);
     CHECK(p.advice[0].interface == "enp2s0");
     // RX core on the CPU its IRQ uses now (3), workers on every other steering target.
@@ -229,9 +224,9 @@ TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without
     CHECK(p.advice[0].text.find("rxtune-dp --nic net_af_xdp0,iface=enp2s0 --rx-cpu 3 --worker-cpus 0-2,4-19 --tap enp2s0dp") !=
           std::string::npos);
     CHECK(p.pendingCount() == gateway.pendingCount());
-    CHECK(lines(p) == lines(gateway));
+    CHECK(plannerLines(p) == plannerLines(gateway));
     SECTION("workers where they share the RX CPU's last-level cache") {
-        auto two = snap("story-20cpu-single-queue");
+        auto two = test::snapshotOf("story-20cpu-single-queue");
         for (unsigned c = 0; c < 20; ++c) two.host.llc[c] = c < 10 ? CpuSet::range(0, 9) : CpuSet::range(10, 19);
         auto a = plan(rpsProfile("kernel-bypass"), two, {}).value();
         REQUIRE(a.advice.size() == 1);
@@ -245,16 +240,16 @@ TEST_CASE("kernel-bypass advises rxtune-dp for a NIC stuck at one queue, without
         CHECK(b.advice[0].text.find("--worker-cpus 0-2,4-19") != std::string::npos);
         CHECK(b.advice[0].text.find("no steering target shares CPU 3's last-level cache") != std::string::npos);
     }
-    auto bad = loadProfileText("datapath:\n  recommend: maybe\n", "t.yaml", shipped());
+    auto bad = loadProfileText("datapath:\n  recommend: maybe\n", "t.yaml", test::shippedProfiles());
     REQUIRE_FALSE(bad);
     CHECK(bad.error().message().find("t.yaml:2:14") != std::string::npos);
     CHECK(bad.error().message().find("datapath.recommend") != std::string::npos);
 }
 
 TEST_CASE("mode auto steers where the measurement said, and explains; unmeasured means off", "[planner][auto]") {
-    auto profile = loadProfile("single-queue-gateway", shipped()).value();
+    auto profile = loadProfile("single-queue-gateway", test::shippedProfiles()).value();
     REQUIRE(profile.steering.mode == SteeringMode::kAuto);
-    auto s = snap("story-20cpu-single-queue");
+    auto s = test::snapshotOf("story-20cpu-single-queue");
     auto off = plan(profile, s, {}).value();
     for (const auto& st : off.settings) CHECK(st.id.find("rps_cpus") == std::string::npos);
     bool said = false;
@@ -278,10 +273,10 @@ TEST_CASE("mode auto steers where the measurement said, and explains; unmeasured
 }
 
 TEST_CASE("plan --explain names the rule that left each CPU out", "[planner]") {
-    CHECK(plan(rpsProfile("balanced"), snap("story-20cpu-single-queue"), {}).value().explanation.empty());  // only when asked
+    CHECK(plan(rpsProfile("balanced"), test::snapshotOf("story-20cpu-single-queue"), {}).value().explanation.empty());  // only when asked
     PlanOptions opts;
     opts.explain = true;
-    auto p = plan(rpsProfile("balanced"), snap("story-20cpu-single-queue"), opts).value();
+    auto p = plan(rpsProfile("balanced"), test::snapshotOf("story-20cpu-single-queue"), opts).value();
     auto has = [&](const std::string& line) { return std::find(p.explanation.begin(), p.explanation.end(), line) != p.explanation.end(); };
     CHECK(has("enp2s0: cpu 3 left out: serves the RX IRQ (steering.exclude_irq_cpus)"));
     CHECK(has("enp2s0: cpu 0 chosen"));
@@ -297,7 +292,7 @@ TEST_CASE("an event's name and link kind reject only devices the profile's match
     // Never a false no: every fixture NIC that matches passes the cheap test (and each match is met).
     std::map<const Match*, size_t> matched;
     for (const char* scenario : {"story-20cpu-single-queue", "numa2-multi-queue", "isolated-cpus-netns", "vm-no-cpufreq"}) {
-        for (const auto& nic : snap(scenario).nics) {
+        for (const auto& nic : test::snapshotOf(scenario).nics) {
             const std::string kind = nic.kind == "physical" || nic.kind == "loopback" || nic.kind == "virtual" ? "" : nic.kind;
             for (const Match* m : {&gateway, &pods, &named}) {
                 INFO(scenario << " " << nic.name);

@@ -55,8 +55,8 @@ std::string slurp(const fs::path& p) {
 }
 
 // A fixture host as applied to: the tree, its fake driver and its NAPI kthreads.
-struct Host {
-    explicit Host(const std::string& name) : tree(name), fsys(tree.path().string()), nl(tree.path()), threads(tree) {
+struct JournalHost {
+    explicit JournalHost(const std::string& name) : tree(name), fsys(tree.path().string()), nl(tree.path()), threads(tree) {
         // An IRQ's owner as /proc/irq/N/<action> shows it, for each IRQ the fixture names.
         if (!fs::exists(tree.path() / "proc" / "irq")) return;
         for (const auto& e : fs::directory_iterator(tree.path() / "proc" / "irq")) {
@@ -113,7 +113,7 @@ TEST_CASE("journals of the build before read, hold and revert as they did", "[ap
         for (const auto& [variant, text] : {std::pair<std::string, std::string>{"everything", kEverything}, {"napi", kNapi}}) {
             const std::string name = host + "-" + variant;
             INFO(name);
-            Host h(host);
+            JournalHost h(host);
             const auto before = test::contents(h.tree.path());
             const auto driverBefore = test::driverState(h.nl);
             auto profile = loadProfileText(text, name + ".yaml", {}).value();

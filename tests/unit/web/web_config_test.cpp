@@ -20,9 +20,9 @@ namespace {
 using test::TempDir;
 
 // $2b$ here, $2y$ in the endpoint's tests: each prefix is taken.
-std::string bcrypt(const std::string& password) { return test::bcrypt(password, "$2b$"); }
+std::string bcrypt2b(const std::string& password) { return test::bcrypt(password, "$2b$"); }
 
-std::string errorOf(const std::string& text) {
+std::string webConfigErrorOf(const std::string& text) {
     auto c = parseWebConfig(text, "/etc/rxtune/web.yml");
     REQUIRE_FALSE(c);
     return c.error().message();
@@ -31,7 +31,7 @@ std::string errorOf(const std::string& text) {
 }  // namespace
 
 TEST_CASE("a web config in exporter-toolkit's format is read whole", "[web]") {
-    const std::string hash = bcrypt("s3cret");
+    const std::string hash = bcrypt2b("s3cret");
     auto c = parseWebConfig("tls_server_config:\n"
                             "  cert_file: tls/server.crt\n"
                             "  key_file: /etc/rxtune/tls/server.key\n"
@@ -84,31 +84,31 @@ TEST_CASE("a web config in exporter-toolkit's format is read whole", "[web]") {
 
 TEST_CASE("a bad web config is refused with its file, line, column and key", "[web]") {
     const std::string tls = "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n";
-    CHECK(errorOf("tls_server_config:\n  certificate: x\n").starts_with("/etc/rxtune/web.yml:2:3: tls_server_config.certificate: unknown key"));
-    CHECK(errorOf("tls_server_config:\n  cert_file: c.pem\n").find("tls_server_config.key_file: TLS needs the certificate's key") != std::string::npos);
-    CHECK(errorOf("tls_server_config:\n  key_file: k.pem\n").find("tls_server_config.cert_file: TLS needs a certificate") != std::string::npos);
-    CHECK(errorOf(tls + "  min_version: TLS14\n").starts_with("/etc/rxtune/web.yml:4:16: tls_server_config.min_version: expected one of TLS10, TLS11, TLS12, TLS13, got 'TLS14'"));
-    CHECK(errorOf(tls + "  min_version: TLS13\n  max_version: TLS12\n").find("min_version: is above max_version (TLS12)") != std::string::npos);
-    CHECK(errorOf(tls + "  client_auth_type: Sometimes\n").find("client_auth_type: expected one of NoClientCert, RequestClientCert") != std::string::npos);
-    CHECK(errorOf(tls + "  client_ca_file: ca.pem\n").find("client_ca_file: a client CA is given but client_auth_type asks for no client certificate") != std::string::npos);
-    CHECK(errorOf(tls + "  client_auth_type: RequireAndVerifyClientCert\n").find("client_ca_file is required") != std::string::npos);
-    CHECK(errorOf(tls + "  client_auth_type: RequestClientCert\n  client_allowed_sans: [a]\n").find("client_allowed_sans: needs client_auth_type RequireAnyClientCert or RequireAndVerifyClientCert") != std::string::npos);
-    CHECK(errorOf(tls + "  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n").starts_with("/etc/rxtune/web.yml:4:19: tls_server_config.cipher_suites: 'TLS_RSA_WITH_RC4_128_SHA' is not offered: Go lists it as insecure"));
-    CHECK(errorOf(tls + "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA]\n").starts_with("/etc/rxtune/web.yml:4:19: tls_server_config.cipher_suites: unknown cipher suite 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA'"));
-    CHECK(errorOf(tls + "  curve_preferences: [CurveP999]\n").find("unknown curve 'CurveP999'") != std::string::npos);
-    CHECK(errorOf(tls + "  prefer_server_cipher_suites: yes\n").find("expected true or false, got 'yes'") != std::string::npos);
-    CHECK(errorOf("http_server_config:\n  headers:\n    Server: rxtune\n").starts_with("/etc/rxtune/web.yml:3:5: http_server_config.headers.Server: this header can not be configured"));
-    CHECK(errorOf("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n").find("expected one of nosniff, got 'sniff'") != std::string::npos);
-    CHECK(errorOf("basic_auth_users:\n  alice: secret\n").starts_with("/etc/rxtune/web.yml:2:10: basic_auth_users.alice: not a bcrypt hash"));
-    CHECK(errorOf("basic_auth_users:\n  'a:b': " + bcrypt("x") + "\n").find("may not contain ':'") != std::string::npos);
-    CHECK(errorOf("basic_auth_users: [a]\n").find("basic_auth_users: expected a mapping") != std::string::npos);
-    CHECK(errorOf("web: {}\n").starts_with("/etc/rxtune/web.yml:1:1: web: unknown key"));
-    CHECK(errorOf("").find("empty web configuration") != std::string::npos);
-    CHECK(errorOf("a: &x [*x]\n").find("/etc/rxtune/web.yml") == 0);
+    CHECK(webConfigErrorOf("tls_server_config:\n  certificate: x\n").starts_with("/etc/rxtune/web.yml:2:3: tls_server_config.certificate: unknown key"));
+    CHECK(webConfigErrorOf("tls_server_config:\n  cert_file: c.pem\n").find("tls_server_config.key_file: TLS needs the certificate's key") != std::string::npos);
+    CHECK(webConfigErrorOf("tls_server_config:\n  key_file: k.pem\n").find("tls_server_config.cert_file: TLS needs a certificate") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  min_version: TLS14\n").starts_with("/etc/rxtune/web.yml:4:16: tls_server_config.min_version: expected one of TLS10, TLS11, TLS12, TLS13, got 'TLS14'"));
+    CHECK(webConfigErrorOf(tls + "  min_version: TLS13\n  max_version: TLS12\n").find("min_version: is above max_version (TLS12)") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  client_auth_type: Sometimes\n").find("client_auth_type: expected one of NoClientCert, RequestClientCert") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  client_ca_file: ca.pem\n").find("client_ca_file: a client CA is given but client_auth_type asks for no client certificate") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  client_auth_type: RequireAndVerifyClientCert\n").find("client_ca_file is required") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  client_auth_type: RequestClientCert\n  client_allowed_sans: [a]\n").find("client_allowed_sans: needs client_auth_type RequireAnyClientCert or RequireAndVerifyClientCert") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  cipher_suites: [TLS_RSA_WITH_RC4_128_SHA]\n").starts_with("/etc/rxtune/web.yml:4:19: tls_server_config.cipher_suites: 'TLS_RSA_WITH_RC4_128_SHA' is not offered: Go lists it as insecure"));
+    CHECK(webConfigErrorOf(tls + "  cipher_suites: [TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA]\n").starts_with("/etc/rxtune/web.yml:4:19: tls_server_config.cipher_suites: unknown cipher suite 'TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA'"));
+    CHECK(webConfigErrorOf(tls + "  curve_preferences: [CurveP999]\n").find("unknown curve 'CurveP999'") != std::string::npos);
+    CHECK(webConfigErrorOf(tls + "  prefer_server_cipher_suites: yes\n").find("expected true or false, got 'yes'") != std::string::npos);
+    CHECK(webConfigErrorOf("http_server_config:\n  headers:\n    Server: rxtune\n").starts_with("/etc/rxtune/web.yml:3:5: http_server_config.headers.Server: this header can not be configured"));
+    CHECK(webConfigErrorOf("http_server_config:\n  headers:\n    X-Content-Type-Options: sniff\n").find("expected one of nosniff, got 'sniff'") != std::string::npos);
+    CHECK(webConfigErrorOf("basic_auth_users:\n  alice: secret\n").starts_with("/etc/rxtune/web.yml:2:10: basic_auth_users.alice: not a bcrypt hash"));
+    CHECK(webConfigErrorOf("basic_auth_users:\n  'a:b': " + bcrypt2b("x") + "\n").find("may not contain ':'") != std::string::npos);
+    CHECK(webConfigErrorOf("basic_auth_users: [a]\n").find("basic_auth_users: expected a mapping") != std::string::npos);
+    CHECK(webConfigErrorOf("web: {}\n").starts_with("/etc/rxtune/web.yml:1:1: web: unknown key"));
+    CHECK(webConfigErrorOf("").find("empty web configuration") != std::string::npos);
+    CHECK(webConfigErrorOf("a: &x [*x]\n").find("/etc/rxtune/web.yml") == 0);
 }
 
 TEST_CASE("bcrypt hashes are told from anything else", "[web]") {
-    const std::string h = bcrypt("pw");
+    const std::string h = bcrypt2b("pw");
     CHECK(isBcryptHash(h));
     CHECK(isBcryptHash("$2y$10$" + h.substr(7)));
     CHECK(isBcryptHash("$2a$31$" + h.substr(7)));
@@ -178,7 +178,7 @@ TEST_CASE("rxtune and promtool check web-config agree", "[web][promtool]") {
     };
     const std::string certPem = indented("c.pem"), keyPem = indented("k.pem");
     const std::string tls = "tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n";
-    const std::string hash = bcrypt("pw");
+    const std::string hash = bcrypt2b("pw");
     struct Case {
         std::string text;
         bool newer = false;  // Debian 12's promtool decides otherwise
@@ -295,12 +295,12 @@ TEST_CASE("inline certificates: taken as exporter-toolkit takes them, the file f
     REQUIRE_FALSE(refused);
     INFO(refused.error().message());
     CHECK(refused.error().message().find("tls_server_config.cert (inline) and key_file ") != std::string::npos);
-    CHECK(errorOf("tls_server_config:\n  cert: x\n") ==
+    CHECK(webConfigErrorOf("tls_server_config:\n  cert: x\n") ==
           "/etc/rxtune/web.yml:2:3: tls_server_config.key_file: TLS needs the certificate's key: key_file (or key, inline) is missing or empty");
-    CHECK(errorOf("tls_server_config:\n  cert: x\n  key: y\n  client_ca: z\n").find("tls_server_config.client_ca: a client CA is given") !=
+    CHECK(webConfigErrorOf("tls_server_config:\n  cert: x\n  key: y\n  client_ca: z\n").find("tls_server_config.client_ca: a client CA is given") !=
           std::string::npos);
     // The RSA key exchange suites Go 1.22+ refuses.
-    CHECK(errorOf("tls_server_config:\n  cert: x\n  key: y\n  cipher_suites: [TLS_RSA_WITH_AES_128_GCM_SHA256]\n")
+    CHECK(webConfigErrorOf("tls_server_config:\n  cert: x\n  key: y\n  cipher_suites: [TLS_RSA_WITH_AES_128_GCM_SHA256]\n")
               .find("'TLS_RSA_WITH_AES_128_GCM_SHA256' is not offered: Go lists it as insecure") != std::string::npos);
 }
 

@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kCoalesceFixture{[] {
     FamilyFixture f;
     f.family = "coalesce";
     f.edit = storyDevice;

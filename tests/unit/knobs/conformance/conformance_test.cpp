@@ -67,8 +67,8 @@ public:
 };
 
 // A fixture's host, its fake driver and NAPI kthreads, and a journal store of its own.
-struct Host {
-    explicit Host(const FamilyFixture& f) : tree(f.host), edited(edit(f, tree)), fsys(tree.path().string()), nl(tree.path()), threads(tree) {}
+struct ConformanceHost {
+    explicit ConformanceHost(const FamilyFixture& f) : tree(f.host), edited(edit(f, tree)), fsys(tree.path().string()), nl(tree.path()), threads(tree) {}
     // The fixture's edits, before the fake driver reads netlink.json.
     static bool edit(const FamilyFixture& f, TempTree& t) {
         if (f.edit) f.edit(t);
@@ -139,7 +139,7 @@ TEST_CASE("conformance: identity, round trip, idempotence, undo, journal and ref
         REQUIRE_FALSE(fx.refused.empty());
         for (const auto& r : fx.refused) {
             INFO("refused profile:\n" << r.yaml);
-            Host h(fx);
+            ConformanceHost h(fx);
             const std::string before = h.state();
             auto profile = loadProfileText(r.yaml, "bad.yaml", {});
             std::string message;
@@ -167,7 +167,7 @@ TEST_CASE("conformance: identity, round trip, idempotence, undo, journal and ref
         {
             // Undo: the plan's writes, then a late step that fails; the host is as it was, and no
             // journal is left.
-            Host h(fx);
+            ConformanceHost h(fx);
             const std::string before = h.state();
             Plan plan = preparePlan(profile, h.fsys, h.nl).value().plan;
             REQUIRE(familiesWriting(plan).count(fx.family));
@@ -182,7 +182,7 @@ TEST_CASE("conformance: identity, round trip, idempotence, undo, journal and ref
             CHECK(h.state() == before);
             CHECK_FALSE(h.store.load().value().has_value());
         }
-        Host h(fx);
+        ConformanceHost h(fx);
         const std::string before = h.state();
         auto prepared = preparePlan(profile, h.fsys, h.nl);
         REQUIRE(prepared);

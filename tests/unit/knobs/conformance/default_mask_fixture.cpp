@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kDefaultMaskFixture{[] {
     FamilyFixture f;
     f.family = "rps_default_mask";
     f.profile = "steering:\n  mode: rps\n  cpus: all\n  default_mask: true\n";

@@ -5,7 +5,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kFlowLimitFixture{[] {
     FamilyFixture f;
     f.family = "flow_limit";
     f.edit = [](TempTree& t) { t.put("proc/sys/net/core/flow_limit_cpu_bitmap", "00000\n"); };

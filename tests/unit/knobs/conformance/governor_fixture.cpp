@@ -10,7 +10,7 @@ KnobKey governor(int cpu) {
     return k;
 }
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kGovernorFixture{[] {
     FamilyFixture f;
     f.family = "governor";
     f.profile = "steering:\n  mode: none\ncpu:\n  governor: [performance]\n";

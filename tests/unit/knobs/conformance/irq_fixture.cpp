@@ -10,7 +10,7 @@ KnobKey irq(const std::string& dev, int n, const std::string& action) {
     return k;
 }
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kIrqFixture{[] {
     FamilyFixture f;
     f.family = "irq";
     f.edit = storyDevice;

@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kNapiDeferFixture{[] {
     FamilyFixture f;
     f.family = "napi_defer";
     f.profile = "steering:\n  mode: none\nnic:\n  gro_flush_timeout: 20000\n  napi_defer_hard_irqs: 10\n";

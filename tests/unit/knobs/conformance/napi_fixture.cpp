@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kNapiFixture{[] {
     FamilyFixture f;
     f.family = "napi";
     f.profile = "steering:\n  mode: napi\n";

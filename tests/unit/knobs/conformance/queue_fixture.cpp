@@ -11,7 +11,7 @@ KnobKey queue(const std::string& dev, bool tx, int q, const std::string& file) {
     return k;
 }
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kQueueFixture{[] {
     FamilyFixture f;
     f.family = "queue";
     f.profile = "steering:\n  mode: rps\n  cpus: all\n  rfs:\n    flow_entries: 32768\n";

@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kRingsFixture{[] {
     FamilyFixture f;
     f.family = "rings";
     f.edit = storyDevice;

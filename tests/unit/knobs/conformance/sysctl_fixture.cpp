@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kSysctlFixture{[] {
     FamilyFixture f;
     f.family = "sysctl";
     f.profile = "steering:\n  mode: none\nsysctl:\n  net.core.netdev_max_backlog: \">= 300000\"\n  net.ipv4.tcp_rmem: \">= 4096 131072 268435456\"\n";

@@ -4,7 +4,7 @@
 namespace rxtune::test {
 namespace {
 
-const FixtureRegistration kFixture{[] {
+const FixtureRegistration kXdpFixture{[] {
     FamilyFixture f;
     f.family = "xdp";
     f.keys = {{"xdp", "veth0", "steering"}};
