@@ -282,6 +282,13 @@ AutoSteer::Choice AutoSteer::choose(const AutoSample& s, unsigned rxCpu, const C
     return c;
 }
 
+AutoSample AutoSteer::spellSample(const AutoSample& s, unsigned rxCpu) const {
+    AutoSample v = s;
+    for (const auto& [cpu, l] : baselineView_.cpus)
+        if (cpu != rxCpu) v.cpus[cpu] = l;
+    return v;
+}
+
 AutoDecision AutoSteer::step(const AutoSample& s, unsigned rxCpu, const CpuSet& candidates, const CpuSet& rxSiblings,
                              const CpuSet& biggest) {
     switch (state_) {
@@ -329,7 +336,7 @@ std::string AutoSteer::loadChanged(unsigned rxCpu, const CpuSet& candidates, con
     baselineView_.add(s);
     if (s.at - spellStart_ < t_.sustainSeconds - 1e-9 || baseline_.n < kMinBaseline) return {};
     // Moved: the delivered rate by a fifth, or the chosen targets' idle time by a quarter of a CPU.
-    const Choice c = choose(s, rxCpu, candidates, rxSiblings);
+    const Choice c = choose(spellSample(s, rxCpu), rxCpu, candidates, rxSiblings);
     if (c.targets.empty()) {
         resetBaseline();
         return {};
@@ -377,7 +384,7 @@ AutoDecision AutoSteer::stepOff(const AutoSample& s, unsigned rxCpu, const CpuSe
     baselineLoss_.add(s.lossPps);
     baselineView_.add(s);
     if (s.at - spellStart_ < t_.sustainSeconds - 1e-9 || baseline_.n < kMinBaseline) return d;
-    Choice c = choose(s, rxCpu, candidates, rxSiblings);
+    Choice c = choose(spellSample(s, rxCpu), rxCpu, candidates, rxSiblings);
     std::vector<SteeringMode> modes = t_.candidates;
     if (c.targets.empty() && !napiWithoutSpare(c, modes, rxCpu, candidates, rxSiblings)) {
         if (!holding_) {  // said once per saturated spell, not every sample

@@ -129,6 +129,25 @@ TEST_CASE("auto: busy targets: hold (said once), never steer onto them", "[auto]
     CHECK(a.targets().empty());
 }
 
+TEST_CASE("auto: one idle sample of a busy CPU does not make it a target: the spell's mean does", "[auto]") {
+    // The other CPUs 95 % busy, every fifth sample 70 % (30 % idle: over minSpare's 25 % on its own,
+    // 10 % over the spell): hold, never steer onto them.
+    AutoSteer a(fast());
+    int holds = 0;
+    for (int i = 1; i < 40; ++i) {
+        auto d = a.step(sample(i, 100000, 0.8, 1.0, i % 5 == 0 ? 0.70 : 0.95), 0, kAll, kRxOnly);
+        CHECK(d.decision != "enable");
+        holds += d.decision == "hold";
+    }
+    CHECK(holds == 1);
+    CHECK(a.state() == AutoState::kOff);
+    // Idle over the spell (each sample 40 % idle), the same load enables.
+    AutoSteer b(fast());
+    std::string decided;
+    for (int i = 1; i < 10 && decided.empty(); ++i) decided = b.step(sample(i, 100000, 0.8, 1.0, 0.6), 0, kAll, kRxOnly).decision;
+    CHECK(decided == "enable");
+}
+
 TEST_CASE("auto: a change that helped is kept; with the load gone it stays on", "[auto]") {
     AutoSteer a(fast());
     for (int i = 1; i <= 3; ++i) a.step(sample(i, 100000, 0.8, 1.0, 0.2), 0, kAll, kRxOnly);
