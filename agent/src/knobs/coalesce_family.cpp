@@ -19,14 +19,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-constexpr std::string_view kCoalesceFamilyName = kCoalesceName;
-constexpr std::string_view kCoalesceNet = "sys/class/net/";
 constexpr std::string_view kCoalesceDir = "ethtool-coalesce/";  // not a file: the device's coalescing
 
-const EthtoolMessage& messageCoalesce() { return coalesceMessage(); }
-
 const EthtoolMessage::Attr* attrOf(std::string_view name) {
-    for (const auto& a : messageCoalesce().attrs)
+    for (const auto& a : coalesceMessage().attrs)
         if (a.name == name) return &a;
     return nullptr;
 }
@@ -52,18 +48,16 @@ std::string squeezes(const Nic& nic, const HostSnapshot& snap) {
 
 class CoalesceFamily final : public KnobFamily {
 public:
-    std::string_view name() const override { return kCoalesceFamilyName; }
+    std::string_view name() const override { return kCoalesceName; }
     std::string id(const KnobKey& k) const override { return k.device + " coalesce " + k.name; }
     std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kCoalesceDir) + k.name; }
     std::string settingLabel(const KnobKey& k) const override { return "coalesce_" + k.name; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kCoalesceNet);
-        if (!rest) return std::nullopt;
-        auto dev = pathkey::head(*rest);
+        auto dev = pathkey::netDevice(p);
         if (!dev) return std::nullopt;
         auto which = pathkey::after(dev->second, kCoalesceDir);
         if (!which || !attrOf(*which)) return std::nullopt;
-        return KnobKey{std::string(kCoalesceFamilyName), dev->first, std::string(*which)};
+        return KnobKey{std::string(kCoalesceName), dev->first, std::string(*which)};
     }
 
     // Physical NICs' coalescing is read for every plan (the advice below), any chosen device's
@@ -96,10 +90,10 @@ public:
                     p.advice.push_back({nic.name, "adaptive RX coalescing is off while " + why +
                                                       ": the driver can batch interrupts under load and answer at once when idle (nic.coalesce.adaptive_rx: true)"});
         if (!want) return {};
-        for (const auto& a : messageCoalesce().attrs) {
+        for (const auto& a : coalesceMessage().attrs) {
             auto v = want->values.find(a.name);
             if (v == want->values.end()) continue;
-            const KnobKey k{std::string(kCoalesceFamilyName), nic.name, a.name};
+            const KnobKey k{std::string(kCoalesceName), nic.name, a.name};
             if (!now || !now->supported) {
                 p.skipped.push_back({id(k), "the driver has no coalescing to set (" + (now ? now->error : std::string("not read")) + ")"});
                 continue;
@@ -121,7 +115,7 @@ public:
         if (!io.services.get<NetlinkSource>()) return fail(ENOTSUP, "ethtool coalesce get", k.device, "no netlink here");
         const auto* a = attrOf(k.name);
         if (!a) return fail(EINVAL, "ethtool coalesce get", k.device, "no parameter '" + k.name + "'");
-        auto c = io.services.get<NetlinkSource>()->ethtoolGet(messageCoalesce(), k.device);
+        auto c = io.services.get<NetlinkSource>()->ethtoolGet(coalesceMessage(), k.device);
         if (!c) return failWith(c.error());
         if (!c->supported) return fail(EOPNOTSUPP, "ethtool coalesce get", k.device, c->error);
         auto v = c->values.find(k.name);
@@ -137,7 +131,7 @@ public:
         if (a->u8 && (v == "on" || v == "off")) n = v == "on" ? 1 : 0;
         else if (a->u8 || !parseUnsigned(v, n))
             return fail(EINVAL, "ethtool coalesce set", k.device, "'" + value + "' is not a value of " + k.name);
-        return io.services.get<NetlinkSource>()->ethtoolSet(messageCoalesce(), k.device, {{k.name, n}});
+        return io.services.get<NetlinkSource>()->ethtoolSet(coalesceMessage(), k.device, {{k.name, n}});
     }
     bool exists(const KnobIo& io, const KnobKey& k, const std::string&) const override { return io.fs.exists(paths::netDev(k.device)); }
     bool writable(const KnobIo&, const KnobKey&, const std::string&) const override { return true; }
@@ -151,7 +145,7 @@ public:
             return;
         }
         json out = json::object();
-        for (const auto& a : messageCoalesce().attrs) {
+        for (const auto& a : coalesceMessage().attrs) {
             auto v = c->values.find(a.name);
             out[a.name] = v == c->values.end() ? json(nullptr) : a.u8 ? json(v->second != 0) : json(v->second);
         }
@@ -178,7 +172,7 @@ public:
 
 private:
     static Result<void> read(const SnapshotIo& io, Nic& n) {
-        auto c = io.nl.ethtoolGet(messageCoalesce(), n.name);
+        auto c = io.nl.ethtoolGet(coalesceMessage(), n.name);
         if (!c) return failWith(c.error().withContext("interface " + n.name));
         n.facts.set(kCoalesceFacts, *c);
         return {};

@@ -25,7 +25,6 @@ const NapiState& napiStateOfNapiDefer(const Nic& n) {
     return st ? *st : none;
 }
 
-constexpr std::string_view kNapiDeferNet = "sys/class/net/";
 
 // One attribute: its profile key, what napi-set says of it, its per-NAPI value and whether the
 // device has a sysfs file of its name.
@@ -77,9 +76,7 @@ public:
         return role ? k.name + " " + role->str() : k.name;
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kNapiDeferNet);
-        if (!rest) return std::nullopt;
-        auto dev = pathkey::head(*rest);
+        auto dev = pathkey::netDevice(p);
         if (!dev) return std::nullopt;
         const std::string_view file = dev->second;
         if (auto perNapi = parseNapiKnobFile(file)) {

@@ -27,7 +27,6 @@ const NapiState& napiStateOfNapi(const Nic& n) {
     return st ? *st : none;
 }
 
-constexpr std::string_view kNapiNet = "sys/class/net/";
 constexpr std::string_view kThreaded = "threaded";
 constexpr std::string_view kKthreads = "napi-kthreads";  // not a file: the kthreads' CPUs
 constexpr std::string_view kKthread = "kthread";         // one NAPI's kthread's CPUs (napi/rx-0/kthread)
@@ -109,9 +108,7 @@ public:
         return k.name == kThreaded ? "threaded" : "napi_kthreads";
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kNapiNet);
-        if (!rest) return std::nullopt;
-        auto dev = pathkey::head(*rest);
+        auto dev = pathkey::netDevice(p);
         if (!dev) return std::nullopt;
         if (auto perNapi = parseNapiKnobFile(dev->second)) {
             if (perNapi->second != kThreaded && perNapi->second != kKthread) return std::nullopt;

@@ -22,6 +22,13 @@ inline std::optional<std::pair<std::string, std::string_view>> head(std::string_
     return std::make_pair(std::string(s.substr(0, slash)), s.substr(slash + 1));
 }
 
+// "sys/class/net/<dev>/<rest>" -> dev, rest: the device a per-device family's path names.
+inline std::optional<std::pair<std::string, std::string_view>> netDevice(std::string_view path) {
+    auto rest = after(path, "sys/class/net/");
+    if (!rest) return std::nullopt;
+    return head(*rest);
+}
+
 inline std::optional<int> number(std::string_view s) {
     unsigned v = 0;
     if (!parseUnsigned(s, v) || v > 1u << 30) return std::nullopt;

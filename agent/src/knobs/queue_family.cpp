@@ -12,7 +12,6 @@ namespace {
 
 constexpr std::string_view kSteeringCpus = "rxtune_queue_steering_cpus";
 
-constexpr std::string_view kQueueNet = "sys/class/net/";
 
 KnobKey queueKey(const std::string& dev, bool tx, unsigned index, std::string file) {
     KnobKey k{"queue", dev, std::move(file)};
@@ -65,9 +64,7 @@ public:
         return paths::queueFile(k.device, k.tx ? paths::QueueDir::kTx : paths::QueueDir::kRx, static_cast<unsigned>(k.queue), k.name);
     }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kQueueNet);
-        if (!rest) return std::nullopt;
-        auto dev = pathkey::head(*rest);
+        auto dev = pathkey::netDevice(p);
         if (!dev) return std::nullopt;
         auto q = pathkey::after(dev->second, "queues/");
         if (!q) return std::nullopt;

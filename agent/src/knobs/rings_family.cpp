@@ -15,7 +15,6 @@ namespace rxtune {
 
 namespace {
 
-constexpr std::string_view kRingsNet = "sys/class/net/";
 constexpr std::string_view kRingsDir = "ethtool-rings/";  // not a file: the device's ring sizes
 
 using json = nlohmann::ordered_json;
@@ -93,9 +92,7 @@ public:
     std::string path(const KnobKey& k) const override { return paths::netDev(k.device) + "/" + std::string(kRingsDir) + k.name; }
     std::string settingLabel(const KnobKey& k) const override { return "ring_" + k.name; }
     std::optional<KnobKey> keyOf(std::string_view p, std::string_view) const override {
-        auto rest = pathkey::after(p, kRingsNet);
-        if (!rest) return std::nullopt;
-        auto dev = pathkey::head(*rest);
+        auto dev = pathkey::netDevice(p);
         if (!dev) return std::nullopt;
         auto which = pathkey::after(dev->second, kRingsDir);
         if (!which || (*which != "rx" && *which != "tx")) return std::nullopt;
