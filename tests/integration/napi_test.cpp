@@ -210,6 +210,31 @@ TEST_CASE("mode busypoll on this kernel's real veth: refused by what napi-set ta
     CHECK(after["napi"]["instances"] == d["napi"]["instances"]);
 }
 
+// What busy-poll keeps its poll off, seen on this kernel's /proc: a process pinned to the last
+// CPU (taskset) that keeps it busy (a shell's loop at nice -20, so a busy machine does not halve it).
+TEST_CASE("detect on this kernel: an application's thread pinned to a CPU and keeping it busy is named", "[integration][napi]") {
+    NetNs ns;
+    Scratch s;
+    const unsigned cpu = std::thread::hardware_concurrency() > 1 ? std::thread::hardware_concurrency() - 1 : 0;
+    Background spin(ns, {"nice", "-n", "-20", "taskset", "-c", std::to_string(cpu), "sh", "-c", "while :; do :; done"}, s.dir / "spin.log");
+    json seen;
+    const bool found = eventually(
+        [&] {
+            Run d = ns.exec({rxtuneBin(), "detect", "--json"});
+            if (d.status != 0) return false;
+            seen = json::parse(d.out)["host"]["pinned_busy_threads"];
+            for (const auto& t : seen)
+                if (t["pid"] == spin.pid()) return t["cpu"] == cpu && t["tid"] == spin.pid() && t["comm"] == "sh" && t["share"] >= 0.5;
+            return false;
+        },
+        std::chrono::seconds(15), std::chrono::milliseconds(500));
+    INFO("spinner pid " << spin.pid() << " on CPU " << cpu << "; detect's pinned_busy_threads: " << seen.dump());
+    CHECK(found);
+    Run text = ns.exec({rxtuneBin(), "detect"});
+    CHECK(text.out.find("pinned busy threads (busy-poll keeps its poll off their CPUs):") != std::string::npos);
+    CHECK(text.out.find("CPU " + std::to_string(cpu) + ": sh (tid " + std::to_string(spin.pid())) != std::string::npos);
+}
+
 TEST_CASE("mode napi where the kthreads ran already: their CPUs come back on revert, threaded stays", "[integration][napi]") {
     REQUIRE(sysconf(_SC_NPROCESSORS_ONLN) >= 2);  // the kthread is pinned to CPU 1
     NapiVeth v("nv1", true);

@@ -18,7 +18,10 @@ each: the plan says "busy-poll needs Linux 6.19 (this kernel: ...)", apply write
 performance machine); the counts are printed as measured. In the virtio-net boot the daemon then
 runs mode auto with busypoll its one candidate: it must trial it and log the judgement with its
 core charged ("busypoll: 1.00x none, 0.50x after its core ..."), and its on_stop revert must leave
-threaded as it was; keep or undo is its measurement, not checked.
+threaded as it was; keep or undo is its measurement, not checked. `steering.busypoll.tx: threaded`
+is checked in both boots: on virtio-net (whose TX NAPI has no id) the plan sets the device's
+threaded before rx-0's busy-poll, the TX kthread runs on the poll CPU, verify is in sync and revert
+stops every kthread; on e1000e (one NAPI for RX and TX) the plan says there is no TX-only NAPI.
 
 Usage: busypoll_kernel.py BUILD_DIR [--kernels 6.1,6.12,7.3]   (closes with one "N passed, N failed" line)
 """
@@ -42,6 +45,8 @@ steering:
   cpus: 1-3
   xps: false
 """
+
+PROFILE_TX = PROFILE + "  busypoll: {tx: threaded}\n"
 
 # The forwarded port on this host's loopback (a free one is found per boot) -> the guest's 9000.
 GUEST_PORT = 9000
@@ -81,6 +86,18 @@ step revert rxtune revert
 sleep 0.5
 step detect_reverted rxtune detect --json -i eth0
 step kthreads_reverted napis
+# steering.busypoll.tx threaded: the TX NAPI's kthread beside the poll (virtio-net's TX NAPI has
+# no id: the device's threaded file reaches it), then reverted.
+step plan_tx rxtune plan -p /etc/lab/busypoll-tx.yaml
+step apply_tx rxtune apply -p /etc/lab/busypoll-tx.yaml
+sleep 0.5
+step kthreads_tx napis
+step detect_tx rxtune detect --json -i eth0
+step verify_tx rxtune verify
+step revert_tx rxtune revert
+sleep 0.5
+step kthreads_tx_reverted napis
+step detect_tx_reverted rxtune detect --json -i eth0
 if [ "$DAEMON" = 1 ]; then
   # The daemon, mode auto with busy-poll its one candidate and saturation thresholds of 0 (this
   # boot checks the trial and its judgement; when a CPU counts as saturated is the unit and
@@ -213,7 +230,7 @@ def one_nic(build: Path, series: str, model: str, preset: str, c: vmlab.Checks) 
     guest = vmlab.Guest(kernel, nics=[model], numa_nodes=1, hostfwd=[f"udp:127.0.0.1:{port}-:{GUEST_PORT}"],
                         binaries={"usr/sbin/rxtune": build / "agent" / "rxtune", "usr/sbin/ip": Path("/usr/sbin/ip"),
                                   "usr/bin/udp_flood": build / "bench" / "udp_flood"},
-                        files={"etc/lab/busypoll.yaml": PROFILE, "etc/lab/auto.yaml": AUTO_PROFILE, "etc/lab/rxtune.yaml": DAEMON_CONFIG})
+                        files={"etc/lab/busypoll.yaml": PROFILE, "etc/lab/busypoll-tx.yaml": PROFILE_TX, "etc/lab/auto.yaml": AUTO_PROFILE, "etc/lab/rxtune.yaml": DAEMON_CONFIG})
     daemon = not preset  # the daemon's auto trial: in the virtio-net boot
     with Stream(port) as stream:
         boot = guest.boot(f"PRESET={preset}\nDAEMON={int(daemon)}\n" + SCENARIO, build / "vm-runs" / f"busypoll-{series}-{model}")
@@ -277,6 +294,32 @@ def one_nic(build: Path, series: str, model: str, preset: str, c: vmlab.Checks) 
                 f"{kbefore} -> {kback}")
     else:
         c.check(p + "revert leaves no kthread where there was none", not kback, boot["kthreads_reverted"].out)
+    tx_plan = boot["plan_tx"].out
+    if model.startswith("virtio"):
+        c.check(p + "tx threaded: the plan sets the device's threaded to 1 and its kthreads to CPU 3 before rx-0 to busy-poll",
+                re.search(r"eth0 threaded\s+\S+\s+->\s+1", tx_plan) is not None and
+                re.search(r"eth0 napi kthreads\s+.*->\s+8\b", tx_plan) is not None and
+                tx_plan.find("eth0 threaded") < tx_plan.find("eth0 napi rx-0 threaded") and boot["plan_tx"].rc == 2, tx_plan)
+        ktx = kthreads(boot["kthreads_tx"].out)
+        tx_only = {k: v for k, v in ktx.items() if v["name"] == "napi/eth0-0"}
+        c.check(p + "tx threaded: apply exits 0, the TX NAPI's kthread (napi/eth0-0) runs on CPU 3 beside the poll",
+                boot["apply_tx"].rc == 0 and bool(tx_only) and all(v["cpus"] == "3" for v in ktx.values()),
+                boot["apply_tx"].out + boot["kthreads_tx"].out)
+        c.check(p + "tx threaded: rx-0 busy-polls all the same", (rx0(boot["detect_tx"].out) or {}).get("threaded") == "busy-poll",
+                boot["detect_tx"].out[:3000])
+        c.check(p + "tx threaded: verify in sync", boot["verify_tx"].rc == 0, boot["verify_tx"].out)
+        c.check(p + "tx threaded: revert stops every kthread and restores rx-0's threaded",
+                boot["revert_tx"].rc == 0 and not kthreads(boot["kthreads_tx_reverted"].out) and
+                (rx0(boot["detect_tx_reverted"].out) or {}).get("threaded") == before.get("threaded"),
+                boot["revert_tx"].out + boot["kthreads_tx_reverted"].out)
+    else:
+        c.check(p + "tx threaded: the plan says the RX NAPI serves TX too, and plans busy-poll as without it",
+                "eth0 has no TX-only NAPI (its RX NAPIs serve its TX queues too)" in tx_plan and
+                re.search(r"eth0 napi rx-0 threaded\s+\S+\s+->\s+2", tx_plan) is not None, tx_plan)
+        c.check(p + "tx threaded: apply, verify and revert as without it",
+                boot["apply_tx"].rc == 0 and boot["verify_tx"].rc == 0 and boot["revert_tx"].rc == 0 and
+                (rx0(boot["detect_tx_reverted"].out) or {}).get("threaded") == before.get("threaded"),
+                boot["apply_tx"].out + boot["verify_tx"].out + boot["revert_tx"].out)
     if daemon:
         log = boot["daemon"].out
         judged = re.search(r"auto eth0: (keep|undo) \([a-z_]+\):.*; busypoll: [0-9.]+x none, [0-9.]+x after its core \(none kept "

@@ -12,8 +12,8 @@ constexpr const char* kBusypollKey = "steering.busypoll";
 BusyPollIntent parseBusypoll(const YAML::Node& v, const Location& where) {
     BusyPollIntent in;
     in.where = where;
-    if (!v.IsMap()) yamlcfg::bad(v, kBusypollKey, "expected a mapping with cpus and/or fanout");
-    yamlcfg::requireKeys(v, kBusypollKey, {"cpus", "fanout"});
+    if (!v.IsMap()) yamlcfg::bad(v, kBusypollKey, "expected a mapping of cpus, fanout and tx");
+    yamlcfg::requireKeys(v, kBusypollKey, {"cpus", "fanout", "tx"});
     if (auto c = v["cpus"]) {
         const std::string key = std::string(kBusypollKey) + ".cpus";
         const std::string text = yamlcfg::scalar(c, key);
@@ -28,6 +28,12 @@ BusyPollIntent parseBusypoll(const YAML::Node& v, const Location& where) {
         const std::string text = yamlcfg::scalar(f, key);
         if (text != "rps" && text != "none") yamlcfg::bad(f, key, "expected rps or none, got '" + text + "'");
         in.rpsFanout = text == "rps";
+    }
+    if (auto t = v["tx"]) {
+        const std::string key = std::string(kBusypollKey) + ".tx";
+        const std::string text = yamlcfg::scalar(t, key);
+        if (text != "threaded" && text != "leave") yamlcfg::bad(t, key, "expected threaded or leave, got '" + text + "'");
+        in.txThreaded = text == "threaded";
     }
     return in;
 }

@@ -66,6 +66,12 @@ struct DeviceSteering {
     // kBusyPoll: the CPU each RX NAPI's kthread polls on, in RX queue order (rx-0 first), and the
     // CPUs RPS fans the received packets out to from there (empty: none).
     std::vector<std::pair<NapiRole, unsigned>> pollers = {};
+    // steering.busypoll.tx threaded: each TX-only NAPI (tx-N) and the poll CPU its kthread joins;
+    // txByDevice: a TX queue names no NAPI with an id (virtio-net's TX NAPI has none, so napi-set
+    // cannot name it): the device's `threaded` file starts every NAPI's kthread, and they are all
+    // pinned to the one poll CPU, before rx-0 goes to busy-poll.
+    std::vector<std::pair<NapiRole, unsigned>> txThreads = {};
+    bool txByDevice = false;
     CpuSet fanout = {};
 };
 

@@ -6,11 +6,13 @@
 // to one CPU of its own (planner/planner.cpp chooses it); both keyed by the NAPI's role (rx-0),
 // read and written on the NAPI that has the role now (knobs/napi_keys.hpp).
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "core/paths.hpp"
 #include "inventory/snapshot.hpp"
 #include "core/text.hpp"
+#include "knobs/busypoll_profile.hpp"
 #include "knobs/napi_keys.hpp"
 #include "knobs/path_key.hpp"
 #include "sys/napi_threads.hpp"
@@ -122,13 +124,30 @@ public:
         if (!runsNapiKthreads(profile.steering)) return {};
         for (auto& n : snap.nics)
             if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
+        if (choosesPollCpu(profile)) return readPinned(io, snap);
         return {};
     }
 
     Result<void> readDetect(const SnapshotIo& io, HostSnapshot& snap) const override {
         for (auto& n : snap.nics)
             if (auto r = readNapiState(io.fs, io.nl, n); !r) return failWith(r.error());
-        return {};
+        return readPinned(io, snap);
+    }
+    // Where busy-poll would keep its poll off: the applications' threads pinned to a CPU they keep busy.
+    void detectHostJson(const HostSnapshot& snap, nlohmann::ordered_json& host) const override {
+        const PinnedBusyThreads* pinned = snap.fact(kPinnedBusyThreads);
+        if (!pinned) return;
+        auto list = nlohmann::ordered_json::array();
+        for (const auto& t : *pinned)
+            list.push_back({{"cpu", t.cpu}, {"pid", t.pid}, {"tid", t.tid}, {"comm", t.comm}, {"share", std::round(t.share * 100) / 100}});
+        host["pinned_busy_threads"] = std::move(list);
+    }
+    void detectHostText(const HostSnapshot& snap, std::ostream& out) const override {
+        const PinnedBusyThreads* pinned = snap.fact(kPinnedBusyThreads);
+        if (!pinned || pinned->empty()) return;
+        out << "  pinned busy threads (busy-poll keeps its poll off their CPUs):";
+        for (const auto& t : *pinned) out << " CPU " << t.cpu << ": " << t.comm << " (tid " << t.tid << ", " << std::lround(t.share * 100) << " %)";
+        out << "\n";
     }
 
     Result<void> planDevice(const PlanInput& in, const DeviceSteering& d, Plan& p) const override {
@@ -288,18 +307,39 @@ public:
 
     std::optional<SteeringView> steeringOf(const Setting& s) const override {
         if (s.key.name != kKthreads && s.key.name != kKthread) return std::nullopt;
+        if (auto role = napiRoleOf(s.key); role && role->kind == NapiRole::kTx) return std::nullopt;  // busypoll.tx: not steering
         auto m = CpuSet::parseMask(s.desired);
         if (!m || m->empty()) return std::nullopt;
-        return SteeringView{s.key.name == kKthread ? "busypoll" : "napi", *m};
+        // The device's kthreads yield: under busypoll with tx threaded they are pinned beside the poll.
+        return SteeringView{s.key.name == kKthread ? "busypoll" : "napi", *m, s.key.name == kKthreads};
     }
 
 private:
-    // Each RX NAPI's threaded to busy-poll, then its kthread (which that creates) to its CPU.
+    static Result<void> readPinned(const SnapshotIo& io, HostSnapshot& snap) {
+        auto pinned = readPinnedBusyThreads(io.fs);
+        if (!pinned) return failWith(pinned.error());
+        snap.facts.set(kPinnedBusyThreads, std::move(*pinned));
+        return {};
+    }
+
+    // Each RX NAPI's threaded to busy-poll, then its kthread (which that creates) to its CPU; with
+    // steering.busypoll.tx threaded, each TX-only NAPI threaded (1) and its kthread on its poll CPU.
     Result<void> planBusyPoll(const DeviceSteering& d, Plan& p) const {
         const Nic& nic = d.nic;
         const NapiState& st = napiStateOfNapi(nic);
         std::map<NapiRole, const NapiInfo*> byRole;
         for (const auto& [role, n] : napiRoles(st.instances, st.queues.value_or(std::vector<NapiQueue>{}))) byRole[role] = n;
+        if (d.txByDevice && st.threaded && !d.pollers.empty()) {
+            // First: the device's threaded (1) would set rx-0's too, back from busy-poll.
+            const unsigned cpu = d.pollers.front().second;
+            const std::string why = "steering.busypoll.tx threaded: " + nic.name + "'s TX NAPI has no id (napi-set cannot name it), so " +
+                                    "the device's threaded file starts every NAPI's kthread, and they go to the poll CPU " +
+                                    std::to_string(cpu) + " before rx-0 goes to busy-poll" + d.notes;
+            p.settings.push_back(makeSetting(*this, napiKey(nic.name, kThreaded), ValueKind::kInteger, trimmed(*st.threaded), "1", why,
+                                             *st.threaded));
+            p.settings.push_back(makeSetting(*this, napiKey(nic.name, kKthreads), ValueKind::kCpuMask, kthreadsValue(st.instances),
+                                             CpuSet::of({cpu}).toMask(), why));
+        }
         for (const auto& [role, cpu] : d.pollers) {
             const auto it = byRole.find(role);
             if (it == byRole.end()) continue;  // the planner found it in the same snapshot
@@ -315,6 +355,22 @@ private:
                                     d.notes;
             p.settings.push_back(makeSetting(*this, threaded, ValueKind::kInteger, std::to_string(*n.threaded),
                                              std::to_string(kNapiThreadedBusyPoll), why));
+            const std::string cur = n.pid > 0 && n.affinity ? n.affinity->toMask() : "";
+            p.settings.push_back(makeSetting(*this, perNapiKey(nic.name, kKthread, role), ValueKind::kCpuMask, cur,
+                                             CpuSet::of({cpu}).toMask(), why));
+        }
+        for (const auto& [role, cpu] : d.txThreads) {
+            const auto it = byRole.find(role);
+            if (it == byRole.end()) continue;
+            const NapiInfo& n = *it->second;
+            const KnobKey threaded = perNapiKey(nic.name, kThreaded, role);
+            if (!n.threaded) {
+                p.skipped.push_back({id(threaded), "napi-get shows no threaded for NAPI " + std::to_string(n.id)});
+                continue;
+            }
+            const std::string why = "steering.busypoll.tx threaded: NAPI " + std::to_string(n.id) + " (" + role.str() +
+                                    ")'s TX completions in its kthread on the poll CPU " + std::to_string(cpu) + d.notes;
+            p.settings.push_back(makeSetting(*this, threaded, ValueKind::kInteger, std::to_string(*n.threaded), "1", why));
             const std::string cur = n.pid > 0 && n.affinity ? n.affinity->toMask() : "";
             p.settings.push_back(makeSetting(*this, perNapiKey(nic.name, kKthread, role), ValueKind::kCpuMask, cur,
                                              CpuSet::of({cpu}).toMask(), why));

@@ -3,6 +3,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "core/paths.hpp"
@@ -183,7 +184,8 @@ Nic canonical(const Nic& n) {
 
 // steering mode busypoll: the CPU each RX NAPI's kthread polls on, and where RPS fans out from
 // there; false (with the reason in p.skipped) where the device is not busy-polled at all.
-static Result<bool> busyPollers(const Profile& profile, const Topology& host, const Nic& nic, DeviceSteering& d, Plan& p) {
+static Result<bool> busyPollers(const Profile& profile, const Topology& host, const PinnedBusyThreads* pinned, const Nic& nic,
+                                DeviceSteering& d, Plan& p) {
     const std::string what = nic.name + " steering";
     const NapiState* st = napiOf(nic);
     // What the kernel's napi-set takes decides, not its version; the version is what the user can act on.
@@ -192,9 +194,11 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
         p.skipped.push_back({what, "mode busypoll: busy-poll needs Linux 6.19 (this kernel: " + kernel + ")"});
         return false;
     }
-    std::vector<NapiRole> rx;
-    for (const auto& [role, n] : napiRoles(st->instances, st->queues.value_or(std::vector<NapiQueue>{})))
+    std::vector<NapiRole> rx, tx;
+    for (const auto& [role, n] : napiRoles(st->instances, st->queues.value_or(std::vector<NapiQueue>{}))) {
         if (role.kind == NapiRole::kRx) rx.push_back(role);
+        if (role.kind == NapiRole::kTx) tx.push_back(role);
+    }
     if (rx.empty()) {
         p.skipped.push_back({what, "mode busypoll: the kernel links no NAPI of " + nic.name +
                                        " to an RX queue (queue-get shows no napi-id" +
@@ -203,6 +207,7 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
     }
     const BusyPollIntent& bp = profile.sectionOr(kBusyPoll);
     std::vector<unsigned> cpus;
+    std::string hotNote;
     if (bp.cpus) {
         for (unsigned cpu : bp.cpus->cpus()) {
             if (!host.online.contains(cpu))
@@ -216,23 +221,56 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
         cpus = bp.cpus->cpus();
     } else {
         // The biggest targets first, the highest-numbered of them first: CPU 0 and the low ones
-        // are where the scheduler and the RX IRQ start, and a poll takes its CPU whole.
-        const CpuSet big = biggestOf(host, d.targets);
-        for (const CpuSet& tier : {big, d.targets - big}) {
+        // are where the scheduler and the RX IRQ start, and a poll takes its CPU whole. Never the
+        // CPU of an application's thread pinned there and keeping it busy (its hot thread).
+        CpuSet hot;
+        std::string hotWhy;
+        if (pinned)
+            for (const auto& t : *pinned) {
+                if (!d.targets.contains(t.cpu)) continue;
+                hot.add(t.cpu);
+                hotWhy += (hotWhy.empty() ? "" : ", ") + std::string("CPU ") + std::to_string(t.cpu) + " (" + t.comm + ", tid " +
+                          std::to_string(t.tid) + ", " + std::to_string(std::lround(t.share * 100)) + " % of it)";
+            }
+        const CpuSet unheld = d.targets - hot;
+        const CpuSet big = biggestOf(host, unheld);
+        for (const CpuSet& tier : {big, unheld - big}) {
             auto list = tier.cpus();
             cpus.insert(cpus.end(), list.rbegin(), list.rend());
         }
+        if (!hot.empty()) hotNote = "; not the CPU(s) of the applications' busy pinned threads: " + hotWhy + " (steering.busypoll.cpus names one)";
     }
     if (cpus.size() < rx.size()) {
         p.skipped.push_back({what, "mode busypoll: " + nic.name + " has " + std::to_string(rx.size()) + " RX NAPIs and " +
                                        (bp.cpus ? "steering.busypoll.cpus names " : "the targets hold ") + std::to_string(cpus.size()) +
-                                       " CPU(s): each poll takes a CPU of its own"});
+                                       " CPU(s): each poll takes a CPU of its own" + hotNote});
         return false;
     }
+    d.notes += hotNote;
     CpuSet polled;
     for (size_t i = 0; i < rx.size(); ++i) {
         d.pollers.emplace_back(rx[i], cpus[i]);
         polled.add(cpus[i]);
+    }
+    if (bp.txThreaded) {
+        // tx-N beside rx-N's poll: its completions free the buffers that poll's replies used.
+        for (const NapiRole& t : tx) d.txThreads.emplace_back(t, cpus[std::min<size_t>(t.index, rx.size() - 1)]);
+        const auto& queues = st->queues.value_or(std::vector<NapiQueue>{});
+        const bool idless = std::any_of(queues.begin(), queues.end(), [](const NapiQueue& q) { return q.tx && !q.napiId; });
+        if (idless && !st->threaded) {
+            p.skipped.push_back({nic.name + " napi tx", "steering.busypoll.tx threaded: a TX queue of " + nic.name +
+                                                            " names no NAPI with an id, and the kernel shows no " + nic.name + "/threaded"});
+        } else if (idless && rx.size() > 1) {
+            p.skipped.push_back({nic.name + " napi tx", "steering.busypoll.tx threaded: a TX queue of " + nic.name +
+                                                            " names no NAPI with an id, which only the device's threaded file reaches; "
+                                                            "its kthreads are pinned together, so only with one RX NAPI (it has " +
+                                                            std::to_string(rx.size()) + ")"});
+        } else if (idless) {
+            d.txByDevice = true;
+        } else if (tx.empty()) {
+            p.skipped.push_back({nic.name + " napi tx", "steering.busypoll.tx threaded: " + nic.name +
+                                                            " has no TX-only NAPI (its RX NAPIs serve its TX queues too)"});
+        }
     }
     if (bp.rpsFanout) {
         d.fanout = d.targets - polled;
@@ -247,7 +285,8 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
 // skips and plan --explain lines go into p.
 // nic: the device as the families will leave it (its RX IRQ where the plan puts it); the
 // returned steering names `original`, the device as it is.
-static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topology& host, const Nic& original, const Nic& nic,
+static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topology& host, const PinnedBusyThreads* pinned,
+                                             const Nic& original, const Nic& nic,
                                              const PlanOptions& opts, Plan& p) {
     DeviceSteering d{.nic = original, .mode = SteeringMode::kNone, .targets = {}, .notes = {}};
     if (profile.steering.mode == SteeringMode::kNone) return d;
@@ -281,7 +320,7 @@ static Result<DeviceSteering> deviceSteering(const Profile& profile, const Topol
     d.targets = targets->cpus;
     for (const auto& n : targets->notes) d.notes += "; " + n;
     if (mode == SteeringMode::kBusyPoll) {
-        auto polled = busyPollers(profile, host, original, d, p);
+        auto polled = busyPollers(profile, host, pinned, original, d, p);
         if (!polled) return failWith(polled.error());
         if (!*polled) return DeviceSteering{.nic = original, .mode = SteeringMode::kNone, .targets = {}, .notes = {}};
     }
@@ -324,7 +363,7 @@ Result<Plan> plan(const Profile& profile, const HostSnapshot& snap, const PlanOp
         if (profile.recommendDatapath && nic->verdict == Verdict::kSingleQueue) p.advice.push_back(datapathAdvice(profile, host, *nic, opts));
         Nic shaped = *nic;
         for (const KnobFamily* f : knobFamilies()) f->shapeDevice(in, shaped);
-        auto steering = deviceSteering(profile, host, *nic, shaped, opts, p);
+        auto steering = deviceSteering(profile, host, snap.fact(kPinnedBusyThreads), *nic, shaped, opts, p);
         if (!steering) return failWith(steering.error());
         for (const KnobFamily* f : knobFamilies())
             if (auto r = f->planDevice(in, *steering, p); !r) return failWith(r.error());

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <tuple>
 
 #include "core/text.hpp"
@@ -44,6 +45,57 @@ std::optional<double> readTaskCpuSeconds(const FileTree& fs, int pid) {
     if (f.size() < 13 || !parseUnsigned(f[11], utime) || !parseUnsigned(f[12], stime)) return std::nullopt;
     static const long hz = ::sysconf(_SC_CLK_TCK);
     return static_cast<double>(utime + stime) / static_cast<double>(hz > 0 ? hz : 100);
+}
+
+Result<std::vector<PinnedBusyThread>> readPinnedBusyThreads(const FileTree& fs, double minShare, double minAgeSeconds) {
+    std::vector<PinnedBusyThread> out;
+    if (!fs.exists("proc/uptime")) return out;  // no procfs under this tree (a fixture): no thread to see
+    auto up = fs.read("proc/uptime");
+    if (!up) return failWith(up.error());
+    const auto upFields = splitFields(*up);
+    char* end = nullptr;
+    const double uptime = upFields.empty() ? 0 : std::strtod(upFields[0].c_str(), &end);
+    if (upFields.empty() || end == upFields[0].c_str() || uptime <= 0) return fail(EINVAL, "parse", fs.full("proc/uptime"));
+    static const long clk = ::sysconf(_SC_CLK_TCK);
+    const double hz = clk > 0 ? static_cast<double>(clk) : 100.0;
+    auto pids = fs.list("proc");
+    if (!pids) return failWith(pids.error());
+    for (const auto& pidName : *pids) {
+        std::uint64_t pid = 0;
+        if (!parseUnsigned(pidName, pid) || pid == 0 || pid > 0x3fffffff) continue;
+        auto tids = fs.list("proc/" + pidName + "/task");
+        if (!tids) continue;  // gone since the listing
+        for (const auto& tidName : *tids) {
+            std::uint64_t tid = 0;
+            if (!parseUnsigned(tidName, tid) || tid == 0) continue;
+            const std::string dir = "proc/" + pidName + "/task/" + tidName;
+            auto stat = fs.read(dir + "/stat");
+            if (!stat) continue;
+            // Fields count from the last ')' (the comm may hold both): flags is the 9th field,
+            // utime/stime the 14th/15th, starttime the 22nd; the 3rd is f[0].
+            const auto open = stat->find('('), close = stat->rfind(')');
+            if (open == std::string::npos || close == std::string::npos || close < open) continue;
+            const auto f = splitFields(stat->substr(close + 1));
+            std::uint64_t flags = 0, utime = 0, stime = 0, start = 0;
+            if (f.size() < 20 || !parseUnsigned(f[6], flags) || !parseUnsigned(f[11], utime) || !parseUnsigned(f[12], stime) ||
+                !parseUnsigned(f[19], start))
+                continue;
+            constexpr std::uint64_t kPfKthread = 0x00200000;  // include/linux/sched.h
+            if (flags & kPfKthread) continue;
+            const double age = uptime - static_cast<double>(start) / hz;
+            if (age < minAgeSeconds) continue;
+            const double share = static_cast<double>(utime + stime) / hz / age;
+            if (share < minShare) continue;
+            auto status = fs.read(dir + "/status");
+            if (!status) continue;
+            auto allowed = CpuSet::parseList(statusField(*status, "Cpus_allowed_list"));
+            if (!allowed || allowed->count() != 1) continue;
+            out.push_back({static_cast<int>(pid), static_cast<int>(tid), stat->substr(open + 1, close - open - 1), allowed->cpus().front(),
+                           std::min(share, 1.0)});
+        }
+    }
+    std::sort(out.begin(), out.end(), [](const PinnedBusyThread& a, const PinnedBusyThread& b) { return std::tie(a.cpu, a.tid) < std::tie(b.cpu, b.tid); });
+    return out;
 }
 
 Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::string& ifname) {

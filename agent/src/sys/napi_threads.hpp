@@ -28,6 +28,20 @@ Result<std::vector<NapiInfo>> scanNapiThreads(const FileTree& fs, const std::str
 Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid);
 // utime + stime of /proc/<pid>/stat in seconds; nullopt where it cannot be read (the task is gone).
 std::optional<double> readTaskCpuSeconds(const FileTree& fs, int pid);
+// A thread of an application (not a kernel thread) allowed on one CPU only that has kept it busy:
+// `share` of that CPU over the thread's life (utime + stime over the time since it started), a
+// one-look estimate with no sampling: a thread that turned busy late in a long life shows less.
+struct PinnedBusyThread {
+    int pid = 0, tid = 0;
+    std::string comm;
+    unsigned cpu = 0;
+    double share = 0;
+};
+// Every such thread in /proc (each process's task/ directory) with at least `minShare` that has
+// run `minAgeSeconds` or more, by CPU then tid. Reads every thread's stat, and the status of the
+// busy ones only; none where the tree has no proc/uptime (a fixture without procfs).
+Result<std::vector<PinnedBusyThread>> readPinnedBusyThreads(const FileTree& fs, double minShare = 0.5, double minAgeSeconds = 1.0);
+
 // napi-get where the kernel has it, else the /proc scan; each kthread's affinity filled in.
 // Where threaded may be on, /proc is scanned too and the kthreads napi-get did not list are
 // added (a TX NAPI has no id, yet a kthread: virtio-net's, a TAP's IFF_NAPI one): a scan reads
