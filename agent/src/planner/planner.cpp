@@ -208,6 +208,7 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
     const BusyPollIntent& bp = profile.sectionOr(kBusyPoll);
     std::vector<unsigned> cpus;
     std::string hotNote;
+    CpuSet hot;  // the CPUs of the applications' busy pinned threads among the targets
     if (bp.cpus) {
         for (unsigned cpu : bp.cpus->cpus()) {
             if (!host.online.contains(cpu))
@@ -223,7 +224,6 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
         // The biggest targets first, the highest-numbered of them first: CPU 0 and the low ones
         // are where the scheduler and the RX IRQ start, and a poll takes its CPU whole. Never the
         // CPU of an application's thread pinned there and keeping it busy (its hot thread).
-        CpuSet hot;
         std::string hotWhy;
         if (pinned)
             for (const auto& t : *pinned) {
@@ -273,7 +273,8 @@ static Result<bool> busyPollers(const Profile& profile, const Topology& host, co
         }
     }
     if (bp.rpsFanout) {
-        d.fanout = d.targets - polled;
+        // Not onto a busy pinned thread's CPU either: RPS work there competes with the application.
+        d.fanout = d.targets - polled - hot;
         if (d.fanout.empty())
             p.skipped.push_back({nic.name + " rps", "steering.busypoll.fanout rps: no target CPU is left beside the poll CPU(s) " +
                                                         polled.toList()});

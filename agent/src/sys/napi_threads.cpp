@@ -13,6 +13,18 @@ namespace rxtune {
 
 namespace {
 
+// /proc/<pid>/stat as "pid (comm) state ppid ...": the comm may hold spaces and parentheses, so
+// the fields count from the last ')'; fields[0] is the 3rd field (state). nullopt: not that shape.
+struct TaskStat {
+    std::string comm;
+    std::vector<std::string> fields;
+};
+std::optional<TaskStat> splitTaskStat(const std::string& text) {
+    const auto open = text.find('('), close = text.rfind(')');
+    if (open == std::string::npos || close == std::string::npos || close < open) return std::nullopt;
+    return TaskStat{text.substr(open + 1, close - open - 1), splitFields(text.substr(close + 1))};
+}
+
 // "Name:\tvalue" lines of /proc/<pid>/status.
 std::string statusField(const std::string& text, std::string_view key) {
     for (const auto& line : splitOn(text, '\n')) {
@@ -36,13 +48,9 @@ Result<CpuSet> readTaskAffinity(const FileTree& fs, int pid) {
 std::optional<double> readTaskCpuSeconds(const FileTree& fs, int pid) {
     auto text = fs.read("proc/" + std::to_string(pid) + "/stat");
     if (!text) return std::nullopt;
-    // pid (comm) state ppid ...: the comm may hold spaces and parentheses, so fields count from
-    // the last ')'; utime and stime are the 14th and 15th fields, the 12th and 13th after it.
-    const auto close = text->rfind(')');
-    if (close == std::string::npos) return std::nullopt;
-    const auto f = splitFields(text->substr(close + 1));
+    auto st = splitTaskStat(*text);
     std::uint64_t utime = 0, stime = 0;
-    if (f.size() < 13 || !parseUnsigned(f[11], utime) || !parseUnsigned(f[12], stime)) return std::nullopt;
+    if (!st || st->fields.size() < 13 || !parseUnsigned(st->fields[11], utime) || !parseUnsigned(st->fields[12], stime)) return std::nullopt;
     static const long hz = ::sysconf(_SC_CLK_TCK);
     return static_cast<double>(utime + stime) / static_cast<double>(hz > 0 ? hz : 100);
 }
@@ -71,11 +79,10 @@ Result<std::vector<PinnedBusyThread>> readPinnedBusyThreads(const FileTree& fs, 
             const std::string dir = "proc/" + pidName + "/task/" + tidName;
             auto stat = fs.read(dir + "/stat");
             if (!stat) continue;
-            // Fields count from the last ')' (the comm may hold both): flags is the 9th field,
-            // utime/stime the 14th/15th, starttime the 22nd; the 3rd is f[0].
-            const auto open = stat->find('('), close = stat->rfind(')');
-            if (open == std::string::npos || close == std::string::npos || close < open) continue;
-            const auto f = splitFields(stat->substr(close + 1));
+            // flags is the 9th field, utime/stime the 14th/15th, starttime the 22nd (fields[6], [11], [12], [19]).
+            auto st = splitTaskStat(*stat);
+            if (!st) continue;
+            const auto& f = st->fields;
             std::uint64_t flags = 0, utime = 0, stime = 0, start = 0;
             if (f.size() < 20 || !parseUnsigned(f[6], flags) || !parseUnsigned(f[11], utime) || !parseUnsigned(f[12], stime) ||
                 !parseUnsigned(f[19], start))
@@ -90,7 +97,7 @@ Result<std::vector<PinnedBusyThread>> readPinnedBusyThreads(const FileTree& fs, 
             if (!status) continue;
             auto allowed = CpuSet::parseList(statusField(*status, "Cpus_allowed_list"));
             if (!allowed || allowed->count() != 1) continue;
-            out.push_back({static_cast<int>(pid), static_cast<int>(tid), stat->substr(open + 1, close - open - 1), allowed->cpus().front(),
+            out.push_back({static_cast<int>(pid), static_cast<int>(tid), std::move(st->comm), allowed->cpus().front(),
                            std::min(share, 1.0)});
         }
     }

@@ -308,6 +308,16 @@ TEST_CASE("mode busypoll: the poll CPU is never one an application's busy pinned
         CHECK(kthread->why.find("not the CPU(s) of the applications' busy pinned threads: CPU 19 (nginx: worker, tid 4001, 50 % of it)") !=
               std::string::npos);
     }
+    SECTION("fanout rps: not onto the busy pinned thread's CPU either") {
+        auto plan = preparePlan(test::profileOf("steering:\n  mode: busypoll\n  cpus: 16-19\n  busypoll: {fanout: rps}\n"), fs, nl)
+                        .value()
+                        .plan;
+        std::vector<std::string> mine;
+        for (const auto& s : plan.settings)
+            if (s.id == "enp2s0 rx-0 rps_cpus" || s.id == "enp2s0 napi rx-0 kthread") mine.push_back(s.id + " -> " + s.desired);
+        // The poll on 18 (19 held), RPS to 16-17 only.
+        CHECK(mine == std::vector<std::string>{"enp2s0 rx-0 rps_cpus -> 30000", "enp2s0 napi rx-0 kthread -> 40000"});
+    }
     SECTION("named: steering.busypoll.cpus wins") {
         auto plan = preparePlan(test::profileOf("steering:\n  mode: busypoll\n  busypoll: {cpus: 19}\n"), fs, nl).value().plan;
         bool on19 = false;
