@@ -17,7 +17,8 @@ tests/integration/napi_test.cpp's on this host's 6.18 and this script's on 6.1 a
 each: the plan says "busy-poll needs Linux 6.19 (this kernel: ...)", apply writes nothing). What the poll costs and gives is not judged here (TCG is not a
 performance machine); the counts are printed as measured. In the virtio-net boot the daemon then
 runs mode auto with busypoll its one candidate: it must trial it and log the judgement with its
-core charged ("busypoll: 1.00x none, 0.50x after its core ..."), and its on_stop revert must leave
+core charged ("busypoll: 1.00x none, 0.50x after its core ..."), its prediction before the trial
+must be demand-bound (the host's stream, not the receive CPU, is the limit), and its on_stop revert must leave
 threaded as it was; keep or undo is its measurement, not checked. `steering.busypoll.tx: threaded`
 is checked in both boots: on virtio-net (whose TX NAPI has no id) the plan sets the device's
 threaded before rx-0's busy-poll, the TX kthread runs on the poll CPU, verify is in sync and revert
@@ -329,6 +330,13 @@ def one_nic(build: Path, series: str, model: str, preset: str, c: vmlab.Checks) 
                 log[-6000:] + "\nplan --explain's one look before it:\n" + boot["auto_look"].out[-3000:])
         if judged:
             print(f"  {p}daemon: {judged.group(0)[:400]}")
+        # The host's stream, not the receive CPU (a few per cent busy), is the limit: the
+        # prediction is what arrived, not the capacity model's many times more.
+        bound = re.search(r"busypoll \(CPUs [0-9,-]+\) predicted [0-9.]+x none \([^)]*demand-bound[^)]*\)", log)
+        c.check(p + "the daemon's prediction before the trial is demand-bound", bound is not None, log[-6000:])
+        versus = re.search(r"busypoll: delivered [^\n]*?; predicted [0-9.]+x, measured [0-9.]+x \(off by -?[0-9]+%\)", log)
+        if versus:
+            print(f"  {p}daemon: ...{versus.group(0)[-60:]}")
         done = rx0(boot["detect_daemon"].out) or {}
         c.check(p + "the daemon's on_stop revert leaves rx-0's threaded as it found it", done.get("threaded") == back.get("threaded"),
                 f"{back} -> {done}")

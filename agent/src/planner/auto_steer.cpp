@@ -135,6 +135,9 @@ namespace {
 // the cache lines that travel and the IPI. An XDP cpumap redirect (generic or native) hands off at
 // the same depth or earlier and is taken alike until measured. A threaded NAPI moves the whole
 // poll into one kthread; only the interrupt stays.
+// NET_RX runs per second that end with work left: the receive CPU's budget was short (a full CPU).
+constexpr double kDemandSqueezes = 10;
+
 struct Split {
     double moved;     // m: the share of the receive CPU's NET_RX time per packet that leaves it
     double cost;      // k: what that work costs on the targets, relative
@@ -205,14 +208,27 @@ Prediction predict(SteeringMode mode, const CpuSet& targets, unsigned rxCpu, con
     // NAPI kthread trades softirq priority for the scheduler's fair share, which no capacity bound
     // captures: never bounded.
     p.bound = sp.oneThread ? 1e9 : (1 + room) / rx.netRx;
-    p.ratio = p.model;
-    p.pps = p.ratio * none.deliveredPps;
+    // The demand: where the receive CPU had room, none delivered what came and lost the rest.
+    if (rx.busy < kDemandBoundBusy && rx.squeezed < kDemandSqueezes)
+        p.demand = (none.deliveredPps + none.lossPps) / none.deliveredPps;
+    settle(p, none.deliveredPps);
     return p;
 }
 
+void settle(Prediction& p, double nonePps) {
+    const double capacity = p.model * p.correction;
+    p.demandBound = capacity > p.demand;
+    p.ratio = std::min(capacity, p.demand);
+    p.pps = p.ratio * nonePps;
+}
+
 std::string predictionText(const Prediction& p) {
+    const std::string capacity = p.corrected ? "the model's " + ratio(p.model) + "x times " + ratio(p.correction) : "the model's " + ratio(p.model) + "x";
     return "predicted " + ratio(p.ratio) + "x none (" + p.why +
-           (p.corrected ? "; the model's " + ratio(p.model) + "x times " + ratio(p.correction) + ", its last trial's measured/predicted here" : "") +
+           (p.corrected && !p.demandBound ? "; " + capacity + ", its last trial's measured/predicted here" : "") +
+           (p.demandBound ? "; demand-bound: the receive CPU had room, so what arrived was " + ratio(p.demand) +
+                                "x what none delivered, and " + capacity + " of capacity has no more to carry"
+                          : "") +
            ")";
 }
 
@@ -492,8 +508,7 @@ std::vector<AutoTrial> plannedTrials(const std::vector<SteeringMode>& modes, con
         if (auto c = corrections.find(trialName(tr)); c != corrections.end() && now - c->second.at < kCorrectionSeconds) {
             p.corrected = true;
             p.correction = c->second.factor;
-            p.ratio = p.model * p.correction;
-            p.pps = p.ratio * none.deliveredPps;
+            settle(p, none.deliveredPps);
         }
         // A kthread (napi, busypoll) is never bounded (predict), so the bound skips only what
         // spreads the work over the targets' softirqs; a busy-poll's charge orders it (below).
@@ -551,7 +566,10 @@ AutoDecision AutoSteer::stepTrial(const AutoSample& s) {
     const double measured = baselinePps_ > 0 ? tr.deliveredPps / baselinePps_ : 0;
     std::string versus;
     if (tr.predicted.model > 0 && baselinePps_ > 0) {
-        corrections_[trialName(tr)] = {std::clamp(measured / tr.predicted.model, 1e-3, 1e3), s.at};
+        // A demand-bound trial that delivered what arrived says only that the capacity was
+        // enough: the model is left as it was. One that delivered less ran into its capacity.
+        if (!tr.predicted.demandBound || measured < tr.predicted.demand * (1 - t_.worseMargin))
+            corrections_[trialName(tr)] = {std::clamp(measured / tr.predicted.model, 1e-3, 1e3), s.at};
         versus = "; predicted " + ratio(tr.predicted.ratio) + "x, measured " + ratio(measured) + "x (off by " +
                  std::to_string(static_cast<int>(std::lround((tr.predicted.ratio / std::max(measured, 1e-9) - 1) * 100))) + "%)";
     }

@@ -126,9 +126,18 @@ struct LoadView {
 // can beat however well it splits the work: all receive work spread over the room the receive CPU
 // and the targets have, nothing else growing (work conservation): a candidate whose bound is under
 // 1 + gain_margin is skipped untried.
+// The model is a capacity: what the CPUs could carry. It is what a candidate delivers only where
+// demand would fill it, as it did under none when none's receive CPU was full. Where that CPU had
+// room (busy under kDemandBoundBusy, no NET_RX run squeezed), none delivered what arrived, less
+// what the stack lost: no candidate delivers more than arrives, so `ratio` is at most `demand`,
+// (delivered + lost) / delivered (1x when nothing was lost). A client whose rate follows latency
+// (closed loop) can get a little more; the trial measures it: the demand orders and says, never
+// skips (`bound` is the capacity's).
 struct Prediction {
-    double ratio = 0;       // predicted delivered / none's delivered, corrected
+    double ratio = 0;       // predicted delivered / none's delivered: the lower of the corrected model and the demand
     double model = 0;       // the model's ratio before this host's correction
+    double demand = 1e9;    // what arrived over what none delivered, where none was not saturated (1e9: unknown, not a limit)
+    bool demandBound = false;  // the demand is what `ratio` is: the corrected model is above it
     double correction = 1;  // measured / predicted at this candidate's last trial here
     bool corrected = false; // a trial of this candidate on this host set `correction`
     double bound = 0;       // the most it could give (work conservation)
@@ -136,6 +145,10 @@ struct Prediction {
     std::string why;        // "targets 1-3 have 2.4 CPUs idle; 2.1 us of NET_RX per packet on CPU 0"
 };
 Prediction predict(SteeringMode mode, const CpuSet& targets, unsigned rxCpu, const LoadView& none);
+// none's receive CPU busier than this (or squeezed) counts as full: its demand is not known.
+inline constexpr double kDemandBoundBusy = 0.8;
+// `p.ratio` from its model, its correction and its demand (predict, plannedTrials).
+void settle(Prediction& p, double nonePps);
 
 // What a candidate's delivered rate counts for against none's, as a factor: 1, and for busy-poll,
 // whose kthread spends a CPU whole whether packets come or not, B / (B + 1), B the CPUs' worth

@@ -72,6 +72,47 @@ TEST_CASE("predict: nothing measured to go by predicts 1x and skips nothing", "[
     CHECK(predict(SteeringMode::kRps, kPredictRxOnly, 0, viewOf(load(1, 1000, 0.8, 1.0, 0.2))).why.find("no target") != std::string::npos);
 }
 
+TEST_CASE("predict: where none's receive CPU had room, no candidate delivers more than arrived", "[auto][predict]") {
+    // 100k packets/s at 0.5 us of NET_RX each: CPU 0 10 % busy. The capacity model says RPS could
+    // carry many times that; what arrives is what none delivered.
+    const LoadView idle = viewOf(load(1, 100000, 0.05, 0.1, 0.05));
+    const Prediction rps = predict(SteeringMode::kRps, kTargets, 0, idle);
+    CHECK(rps.model > 5);
+    CHECK(rps.demand == Approx(1));
+    CHECK(rps.demandBound);
+    CHECK(rps.ratio == Approx(1));
+    CHECK(rps.pps == Approx(100000));
+    CHECK(rps.bound == Approx((1 + 2.94) / 0.05));  // the capacity's bound: the demand never skips a trial
+    INFO(predictionText(rps));
+    CHECK(predictionText(rps).find("predicted 1.00x none (") == 0);
+    CHECK(predictionText(rps).find("; demand-bound: the receive CPU had room, so what arrived was 1.00x what none delivered, and the "
+                                   "model's ") != std::string::npos);
+    CHECK(predict(SteeringMode::kBusyPoll, kTargets, 0, idle).ratio == Approx(1));
+    // What the stack lost arrived too: a candidate may deliver it.
+    AutoSample lossy = load(1, 100000, 0.05, 0.1, 0.05);
+    lossy.lossPps = 25000;
+    CHECK(predict(SteeringMode::kRps, kTargets, 0, viewOf(lossy)).ratio == Approx(1.25));
+    // A receive CPU that squeezed its budget, or one busier than kDemandBoundBusy, was full: its
+    // demand is not known, and the capacity is the prediction.
+    AutoSample squeezed = load(1, 100000, 0.4, 0.5, 0.05);
+    squeezed.cpus[0].squeezed = 50;
+    const Prediction full = predict(SteeringMode::kRps, kTargets, 0, viewOf(squeezed));
+    CHECK_FALSE(full.demandBound);
+    CHECK(full.ratio == full.model);
+    CHECK(full.demand > 1e8);
+    CHECK_FALSE(predict(SteeringMode::kRps, kTargets, 0, viewOf(load(1, 100000, 0.4, kDemandBoundBusy, 0.05))).demandBound);
+    // A correction scales the capacity under the demand: a model twice too high still carries what
+    // arrives; one that collapsed (0.05x measured) is below it and predicts the collapse.
+    const AutoThresholds t = quick({SteeringMode::kRps});
+    auto trials = plannedTrials({SteeringMode::kRps}, kTargets, {}, 0, idle, {{"rps", {0.5, 0}}}, t, 1);
+    CHECK(trials[0].predicted.ratio == Approx(1));
+    CHECK(predictionText(trials[0].predicted).find("x times 0.50 of capacity has no more to carry)") != std::string::npos);
+    trials = plannedTrials({SteeringMode::kRps}, kTargets, {}, 0, idle, {{"rps", {0.05 / rps.model, 0}}}, t, 1);
+    CHECK(trials[0].predicted.ratio == Approx(0.05));
+    CHECK_FALSE(trials[0].predicted.demandBound);
+    CHECK(trials[0].skipped);
+}
+
 TEST_CASE("planned trials: ordered by prediction, the profile's order on a tie, big cores before all within a mode", "[auto][predict]") {
     const LoadView none = viewOf(load(1, 100000, 0.8, 1.0, 0.2));
     const AutoThresholds t = quick({SteeringMode::kNapi, SteeringMode::kRps, SteeringMode::kXdp});
@@ -211,6 +252,29 @@ TEST_CASE("auto: each trial says predicted against measured and corrects the mod
     REQUIRE(a.corrections().count("rps"));
     CHECK(a.corrections().at("rps").factor == Approx(1.5 / 2.083).epsilon(0.01));
     CHECK_FALSE(a.corrections().count("xdp"));
+}
+
+TEST_CASE("auto: a demand-bound trial that delivers what arrived leaves the model as it was; one short of it corrects it", "[auto][predict]") {
+    // The profile's thresholds at 0 (the booted 7.3 guest's): an unsaturated receive CPU is tried.
+    AutoThresholds t = quick({SteeringMode::kRps, SteeringMode::kXdp});
+    t.busyOn = t.onRxShare = 0;
+    AutoSteer a(t);
+    auto [e, i] = until(a, 1, 100, 100000, 0.05, 0.1, 0.05);
+    REQUIRE(e.decision == "enable");
+    INFO(e.detail);
+    CHECK(e.detail.find("trying rps (CPUs 1-3) predicted 1.00x none (") != std::string::npos);
+    CHECK(e.detail.find("demand-bound") != std::string::npos);
+    // RPS delivers what arrives, as predicted: nothing learned of the capacity.
+    auto [r, j] = until(a, i + 1, i + 100, 100000, 0.03, 0.1, 0.06);
+    REQUIRE(r.decision == "try");
+    INFO(r.detail);
+    CHECK(r.detail.find("; predicted 1.00x, measured 1.00x (off by 0%)") != std::string::npos);
+    CHECK_FALSE(a.corrections().count("rps"));
+    // XDP collapses to 0.3x: its capacity is below the demand, and the model learns it.
+    auto [u, k] = until(a, j + 1, j + 100, 30000, 0.03, 0.1, 0.06);
+    REQUIRE(u.decision == "undo");
+    REQUIRE(a.corrections().count("xdp"));
+    CHECK(a.corrections().at("xdp").factor == Approx(0.3 / a.trials()[1].predicted.model).epsilon(0.01));
 }
 
 TEST_CASE("auto: a collapsing candidate is not tried again when a changed load re-opens; the back-off's end re-measures all", "[auto][predict]") {
